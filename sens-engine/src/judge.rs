@@ -1,0 +1,34 @@
+//! The seam between the hook session (approval state, checkpoints, ledger) and
+//! the project's code knowledge (index, change rules, suggestions). The session
+//! decides *when* to judge; a `Judge` decides *what* a change copies.
+
+use std::path::Path;
+
+use crate::finding::{Finding, Suggestion};
+
+/// A file as it stood at the approved point and as it stands now.
+/// `None` means absent (added or deleted). Paths are project-relative.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+pub trait Judge: Send {
+    /// The PreToolUse verdict's findings: `path` (project-relative) would hold
+    /// `content` after the write; judged against the index of everything else.
+    /// Only units the write adds are judged. Does not change the index.
+    fn check_write(&mut self, path: &Path, content: &str) -> anyhow::Result<Vec<Finding>>;
+
+    /// Re-reads files changed on disk since the last look (by any tool), updates
+    /// the index, and returns findings for the units those changes added.
+    fn rescan(&mut self) -> anyhow::Result<Vec<Finding>>;
+
+    /// The turn audit: every rule (copies and orphans) over the changes since the
+    /// approved point.
+    fn audit(&mut self, changes: &[FileChange]) -> anyhow::Result<Vec<Finding>>;
+
+    /// Up to 8 existing symbols relevant to a user prompt; none below the floor.
+    fn suggest(&self, prompt: &str) -> anyhow::Result<Vec<Suggestion>>;
+}

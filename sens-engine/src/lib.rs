@@ -1,0 +1,9 @@
+//! Sens: an engine that sits in a coding agent's loop and makes reuse the path of
+//! least resistance. It indexes a project with tree-sitter, tells the agent what
+//! already exists, denies writes that copy existing code, and audits every turn.
+
+/// The Canon: the rules text every C1/C2 session receives (SPEC 2.9).
+pub const CANON: &str = include_str!("canon.md");
+
+pub mod finding;
+pub mod judge;
