@@ -2,4 +2,8 @@
 //! reports what the Sens engine changes. `main.rs` only parses the command line;
 //! every command is a function in one of these modules.
 
+pub mod conditions;
+pub mod manifest;
+pub mod plan;
 pub mod proc;
+pub mod runlog;
