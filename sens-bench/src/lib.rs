@@ -3,6 +3,8 @@
 //! every command is a function in one of these modules.
 
 pub mod conditions;
+pub mod integrity;
+pub mod jscpd;
 pub mod manifest;
 pub mod plan;
 pub mod proc;

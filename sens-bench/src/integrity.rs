@@ -1,0 +1,146 @@
+//! Integrity evidence (SPEC 3.5), recorded, never hidden: did the agent reach
+//! the task's own files (its folder, hidden tests, reference), and did it edit
+//! the project's existing tests?
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde_json::Value;
+
+/// How a file differs from the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// Strings whose appearance in a tool call or a tool result means the agent
+/// reached the task's files: the task folder's paths (as given and canonical),
+/// and each hidden file's project-relative path.
+pub fn task_needles(task_dir_paths: &[String], hidden_files: &[String]) -> Vec<String> {
+    let mut needles: Vec<String> = task_dir_paths
+        .iter()
+        .chain(hidden_files)
+        .filter(|s| !s.is_empty())
+        .cloned()
+        .collect();
+    needles.sort();
+    needles.dedup();
+    needles
+}
+
+/// Every tool call or tool result of a stream-json transcript that mentions a
+/// needle, as "tool_use Read: …" / "tool_result: …" lines for the run folder.
+pub fn touched_task_files(transcript: &[Value], needles: &[String]) -> Vec<String> {
+    let mut evidence = Vec::new();
+    for message in transcript {
+        let Some(blocks) = message
+            .pointer("/message/content")
+            .and_then(Value::as_array)
+        else {
+            continue;
+        };
+        for block in blocks {
+            let (label, payload) = match block.get("type").and_then(Value::as_str) {
+                Some("tool_use") => (
+                    format!(
+                        "tool_use {}",
+                        block.get("name").and_then(Value::as_str).unwrap_or("?")
+                    ),
+                    block.get("input"),
+                ),
+                Some("tool_result") => ("tool_result".to_string(), block.get("content")),
+                _ => continue,
+            };
+            let text = payload.map(Value::to_string).unwrap_or_default();
+            if let Some(needle) = needles.iter().find(|n| text.contains(n.as_str())) {
+                evidence.push(format!("{label}: mentions {needle}"));
+            }
+        }
+    }
+    evidence
+}
+
+/// Where projects keep tests, across the bench's languages. Rust unit tests
+/// inside `src/` files cannot be told apart by path and are not counted.
+fn test_paths() -> GlobSet {
+    let patterns = [
+        "**/test/**",
+        "**/tests/**",
+        "**/__tests__/**",
+        "**/spec/**",
+        "**/test_*.py",
+        "**/*_test.py",
+        "**/*_test.go",
+        "**/*.test.*",
+        "**/*.spec.*",
+    ];
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        builder.add(Glob::new(pattern).expect("the test patterns are valid globs"));
+    }
+    builder.build().expect("the test patterns build")
+}
+
+/// Existing test files the change modified or deleted (adding tests is fine).
+pub fn edited_tests(changes: &[(String, Change)]) -> Vec<String> {
+    let tests = test_paths();
+    changes
+        .iter()
+        .filter(|(path, change)| *change != Change::Added && tests.is_match(path))
+        .map(|(path, _)| path.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_read_of_the_hidden_folder_or_a_listing_showing_it_is_evidence() {
+        let needles = task_needles(
+            &["/bench/tasks/py-x".into()],
+            &["hidden_tests/test_x.py".into()],
+        );
+        let transcript = vec![
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "tool_use", "name": "Bash", "input": {"command": "ls src"}}]}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "tool_use", "name": "Read", "input": {"file_path": "/bench/tasks/py-x/reference.patch"}}]}}),
+            json!({"type": "user", "message": {"content": [
+                {"type": "tool_result", "content": "found hidden_tests/test_x.py"}]}}),
+            json!({"type": "result", "result": "/bench/tasks/py-x"}),
+        ];
+        let evidence = touched_task_files(&transcript, &needles);
+        assert_eq!(evidence.len(), 2, "{evidence:?}");
+        assert!(evidence[0].starts_with("tool_use Read"));
+        assert!(evidence[1].starts_with("tool_result"));
+    }
+
+    #[test]
+    fn a_clean_transcript_has_no_evidence() {
+        let needles = task_needles(&["/bench/tasks/py-x".into()], &[]);
+        let transcript = vec![json!({"type": "assistant", "message": {"content": [
+            {"type": "tool_use", "name": "Write", "input": {"file_path": "/tmp/w/src/a.py", "content": "x"}}]}})];
+        assert!(touched_task_files(&transcript, &needles).is_empty());
+    }
+
+    #[test]
+    fn modified_or_deleted_tests_count_and_new_tests_do_not() {
+        let changes = vec![
+            ("tests/test_utils.py".to_string(), Change::Modified),
+            ("test/cli.test.ts".to_string(), Change::Deleted),
+            ("tests/test_new.py".to_string(), Change::Added),
+            ("src/click/utils.py".to_string(), Change::Modified),
+            ("src/money.spec.ts".to_string(), Change::Modified),
+        ];
+        assert_eq!(
+            edited_tests(&changes),
+            [
+                "tests/test_utils.py",
+                "test/cli.test.ts",
+                "src/money.spec.ts"
+            ]
+        );
+    }
+}
