@@ -1,0 +1,761 @@
+//! The Claude Code driver: one CLI process per session, spoken to over
+//! stream-json (protocol doc sections 1, 2, 5).
+//!
+//! Three tasks share the process: a reader (stdout -> transcript, control
+//! requests, results), a writer (the only owner of stdin), and a hook worker
+//! thread that answers `hook_callback`s in arrival order with the session's
+//! [`HookHandler`]. Several user messages may be sent one after another
+//! ([`ClaudeSession::turn`]); each ends with one `result`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::{HookHandler, Usage};
+use crate::proc::kill_group;
+
+/// How long the CLI gets to answer `initialize`.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+/// After an interrupt, how long the turn gets to close with its `result`.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(10);
+/// After stdin closes (or the stream ends), how long the CLI gets to exit.
+const EXIT_GRACE: Duration = Duration::from_secs(10);
+/// How much of the CLI's stderr a crash report quotes.
+const STDERR_TAIL: usize = 4000;
+
+/// The model API the CLI talks to instead of its default (the scripted server).
+#[derive(Debug, Clone)]
+pub struct ApiEndpoint {
+    pub base_url: String,
+    pub api_key: String,
+}
+
+/// Everything one session needs, decided before it starts.
+#[derive(Debug, Clone)]
+pub struct ClaudeOptions {
+    pub binary: PathBuf,
+    /// The project the agent works in (the CLI's cwd).
+    pub workdir: PathBuf,
+    /// A private HOME: the CLI keeps its config and transcripts there.
+    pub home: PathBuf,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    /// The limit for each turn, from sending the prompt to its `result`.
+    pub timeout: Duration,
+    /// `None`: the CLI uses the API settings of the environment.
+    pub api: Option<ApiEndpoint>,
+    /// Given with `--append-system-prompt` (C1, C2: the Canon).
+    pub append_system_prompt: Option<String>,
+    pub env: Vec<(String, String)>,
+    /// Every line the CLI writes, in order.
+    pub transcript: PathBuf,
+}
+
+impl ClaudeOptions {
+    /// The command line; the same permissions for every condition (protocol doc 8).
+    fn args(&self) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Bash",
+            "--safe-mode",
+        ]
+        .map(String::from)
+        .to_vec();
+        let optional = [
+            ("--model", &self.model),
+            ("--effort", &self.effort),
+            ("--append-system-prompt", &self.append_system_prompt),
+        ];
+        for (flag, value) in optional {
+            if let Some(value) = value {
+                args.extend([flag.to_string(), value.clone()]);
+            }
+        }
+        args
+    }
+}
+
+/// Where the pinned CLI is: `SENS_CLAUDE_BIN`, else `.tools/node_modules/.bin/claude`
+/// under the workspace root (installed by `scripts/setup.sh`).
+pub fn pinned_claude_bin(workspace_root: &Path) -> anyhow::Result<PathBuf> {
+    let path = match std::env::var_os("SENS_CLAUDE_BIN") {
+        Some(path) => PathBuf::from(path),
+        None => workspace_root.join(".tools/node_modules/.bin/claude"),
+    };
+    anyhow::ensure!(
+        path.is_file(),
+        "the Claude Code CLI is missing at {}: run scripts/setup.sh (or set SENS_CLAUDE_BIN)",
+        path.display()
+    );
+    Ok(path)
+}
+
+/// Why a session failed, in the classes a run record keeps apart.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(
+        "the Claude Code CLI was not found at {}: run scripts/setup.sh or pass its path",
+        path.display()
+    )]
+    CliMissing { path: PathBuf },
+    #[error(
+        "the Claude Code CLI ended ({status}) without a result; its stderr ended with:\n{stderr}"
+    )]
+    CliCrashed { status: String, stderr: String },
+    #[error("the turn ended in an error ({}, HTTP status {}): {}", result.subtype,
+        result.api_error_status.map_or("none".to_string(), |s| s.to_string()),
+        result.text.as_deref().unwrap_or("no message"))]
+    ApiError { result: Box<TurnResult> },
+    #[error("the agent did not finish within {}s: interrupted, then killed", after.as_secs())]
+    Timeout { after: Duration },
+    /// The harness's side failed (transcript, protocol); not the agent's fault.
+    #[error(transparent)]
+    Harness(#[from] anyhow::Error),
+}
+
+/// What the CLI's `result` message reports for one turn.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TurnResult {
+    pub subtype: String,
+    pub is_error: bool,
+    #[serde(default)]
+    pub api_error_status: Option<u16>,
+    /// The final text; absent for some error subtypes.
+    #[serde(rename = "result", default)]
+    pub text: Option<String>,
+    /// Main-loop API calls.
+    pub num_turns: u64,
+    /// Main loop only.
+    #[serde(deserialize_with = "api_usage")]
+    pub usage: Usage,
+    /// Per model, subagents included.
+    #[serde(rename = "modelUsage")]
+    pub model_usage: BTreeMap<String, ModelUsage>,
+    /// Subagents included.
+    pub total_cost_usd: f64,
+    #[serde(default)]
+    pub permission_denials: Vec<Value>,
+    #[serde(default)]
+    pub terminal_reason: Option<String>,
+    pub session_id: String,
+    pub duration_ms: u64,
+}
+
+impl TurnResult {
+    /// Tokens of every model call, subagents included.
+    pub fn total_usage(&self) -> Usage {
+        self.model_usage.values().map(|m| m.usage).sum()
+    }
+
+    fn parse(value: Value) -> anyhow::Result<TurnResult> {
+        serde_json::from_value(value)
+            .context("the CLI's result message lacks a field sens-bench reads")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub struct ModelUsage {
+    #[serde(flatten, deserialize_with = "model_usage")]
+    pub usage: Usage,
+    #[serde(rename = "costUSD")]
+    pub cost_usd: f64,
+}
+
+/// `usage` in the API's names.
+fn api_usage<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Usage, D::Error> {
+    #[derive(Deserialize)]
+    struct Api {
+        input_tokens: u64,
+        output_tokens: u64,
+        cache_read_input_tokens: u64,
+        cache_creation_input_tokens: u64,
+    }
+    let u = Api::deserialize(d)?;
+    Ok(Usage {
+        input: u.input_tokens,
+        output: u.output_tokens,
+        cache_read: u.cache_read_input_tokens,
+        cache_creation: u.cache_creation_input_tokens,
+    })
+}
+
+/// `modelUsage` entries in the CLI's camel-case names.
+fn model_usage<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Usage, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Cli {
+        input_tokens: u64,
+        output_tokens: u64,
+        cache_read_input_tokens: u64,
+        cache_creation_input_tokens: u64,
+    }
+    let u = Cli::deserialize(d)?;
+    Ok(Usage {
+        input: u.input_tokens,
+        output: u.output_tokens,
+        cache_read: u.cache_read_input_tokens,
+        cache_creation: u.cache_creation_input_tokens,
+    })
+}
+
+/// What the reader passes to the session.
+enum Event {
+    Response(Value),
+    Result(Value),
+    /// The stream ended; `Err` when reading or recording it failed.
+    Closed(Result<(), String>),
+}
+
+enum Outgoing {
+    Line(Value),
+    Close,
+}
+
+struct HookCall {
+    request_id: String,
+    callback_id: String,
+    input: Value,
+}
+
+/// A running CLI process.
+pub struct ClaudeSession {
+    child: Child,
+    pid: u32,
+    timeout: Duration,
+    writer: mpsc::UnboundedSender<Outgoing>,
+    events: mpsc::UnboundedReceiver<Event>,
+    reader: Option<JoinHandle<()>>,
+    stderr: Arc<Mutex<String>>,
+    next_request: u64,
+    /// Set once the process was killed or its stream ended: no more turns.
+    ended: bool,
+}
+
+impl ClaudeSession {
+    /// Spawns the CLI in its own process group and completes `initialize`
+    /// (registering the handler's hooks, if any).
+    pub async fn start(
+        options: &ClaudeOptions,
+        handler: Option<Box<dyn HookHandler>>,
+    ) -> Result<ClaudeSession, AgentError> {
+        std::fs::create_dir_all(&options.home).with_context(|| {
+            format!("cannot create the session HOME {}", options.home.display())
+        })?;
+        let transcript = tokio::fs::File::create(&options.transcript)
+            .await
+            .with_context(|| {
+                format!(
+                    "cannot create the transcript {}",
+                    options.transcript.display()
+                )
+            })?;
+        let mut command = Command::new(&options.binary);
+        command
+            .args(options.args())
+            .current_dir(&options.workdir)
+            .env("HOME", &options.home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .envs(options.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(api) = &options.api {
+            command
+                .env("ANTHROPIC_BASE_URL", &api.base_url)
+                .env("ANTHROPIC_API_KEY", &api.api_key)
+                .env_remove("ANTHROPIC_AUTH_TOKEN");
+        }
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Err(AgentError::CliMissing {
+                    path: options.binary.clone(),
+                });
+            }
+            Err(err) => {
+                return Err(anyhow::Error::new(err)
+                    .context(format!("cannot start {}", options.binary.display()))
+                    .into());
+            }
+        };
+        let pid = child
+            .id()
+            .context("the CLI exited before it could be watched")?;
+        let (stdin, stdout, stderr_pipe) =
+            match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+                (Some(i), Some(o), Some(e)) => (i, o, e),
+                _ => return Err(anyhow::anyhow!("the CLI's pipes were not opened").into()),
+            };
+        let (writer, outgoing) = mpsc::unbounded_channel();
+        tokio::spawn(write_stdin(stdin, outgoing));
+        let stderr = Arc::new(Mutex::new(String::new()));
+        tokio::spawn(keep_stderr_tail(stderr_pipe, Arc::clone(&stderr)));
+
+        let registrations = handler.as_ref().map(|h| h.hook_registrations());
+        let cancelled = Arc::new(Mutex::new(HashSet::new()));
+        let hooks = handler.map(|handler| {
+            let (calls, received) = std::sync::mpsc::channel();
+            let (writer, cancelled) = (writer.clone(), Arc::clone(&cancelled));
+            std::thread::spawn(move || answer_hooks(handler, received, writer, cancelled));
+            calls
+        });
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let reader = tokio::spawn(read_stream(
+            stdout,
+            transcript,
+            events_tx,
+            writer.clone(),
+            hooks,
+            cancelled,
+        ));
+        let mut session = ClaudeSession {
+            child,
+            pid,
+            timeout: options.timeout,
+            writer,
+            events,
+            reader: Some(reader),
+            stderr,
+            next_request: 0,
+            ended: false,
+        };
+        let mut request = json!({"subtype": "initialize"});
+        if let Some(hooks) = registrations {
+            request["hooks"] = hooks;
+        }
+        session.send_request(request);
+        match tokio::time::timeout(STARTUP_TIMEOUT, session.next_event(true)).await {
+            Ok(Some(Event::Response(response))) if response["subtype"] == "success" => Ok(session),
+            Ok(Some(Event::Response(response))) => {
+                Err(anyhow::anyhow!("the CLI refused initialize: {}", response["error"]).into())
+            }
+            Ok(_) => Err(session.crashed().await),
+            Err(_) => {
+                session.kill().await;
+                Err(anyhow::anyhow!(
+                    "the CLI did not answer initialize within {}s",
+                    STARTUP_TIMEOUT.as_secs()
+                )
+                .into())
+            }
+        }
+    }
+
+    /// Sends one user message and waits for its `result`, within the time limit.
+    /// On timeout: an interrupt, a grace period, then the process group is killed
+    /// and the session is over.
+    pub async fn turn(&mut self, prompt: &str) -> Result<TurnResult, AgentError> {
+        if self.ended {
+            return Err(anyhow::anyhow!("the session has ended; start a new one").into());
+        }
+        self.send(json!({
+            "type": "user",
+            "session_id": "",
+            "message": {"role": "user", "content": prompt},
+            "parent_tool_use_id": null,
+        }));
+        let value = match tokio::time::timeout(self.timeout, self.next_result()).await {
+            Ok(Some(value)) => value,
+            Ok(None) => return Err(self.crashed().await),
+            Err(_) => {
+                self.send_request(json!({"subtype": "interrupt"}));
+                // The interrupted turn's result is not worth keeping: the run is a timeout.
+                let _ = tokio::time::timeout(INTERRUPT_GRACE, self.next_result()).await;
+                self.kill().await;
+                return Err(AgentError::Timeout {
+                    after: self.timeout,
+                });
+            }
+        };
+        let result = TurnResult::parse(value)?;
+        if result.is_error {
+            return Err(AgentError::ApiError {
+                result: Box::new(result),
+            });
+        }
+        Ok(result)
+    }
+
+    /// Closes stdin, waits for the CLI to exit (killing the group after a grace
+    /// period), ends anything it left running, and flushes the transcript.
+    pub async fn finish(mut self) -> anyhow::Result<ExitStatus> {
+        // The writer is gone only if stdin already broke; the exit below says why.
+        let _ = self.writer.send(Outgoing::Close);
+        let status = match tokio::time::timeout(EXIT_GRACE, self.child.wait()).await {
+            Ok(status) => status.context("cannot wait for the CLI")?,
+            Err(_) => {
+                kill_group(self.pid).context("cannot kill the CLI's process group")?;
+                self.child.wait().await.context("cannot wait for the CLI")?
+            }
+        };
+        self.end_group().await?;
+        Ok(status)
+    }
+
+    /// Ends the process group (leftover background commands included) and lets
+    /// the reader flush the transcript.
+    async fn end_group(&mut self) -> anyhow::Result<()> {
+        kill_group(self.pid).context("cannot kill the CLI's process group")?;
+        self.ended = true;
+        if let Some(reader) = self.reader.take() {
+            reader.await.context("the transcript reader failed")?;
+        }
+        while let Ok(event) = self.events.try_recv() {
+            if let Event::Closed(Err(err)) = event {
+                anyhow::bail!("{err}");
+            }
+        }
+        Ok(())
+    }
+
+    async fn kill(&mut self) {
+        // Killing is best effort here: the caller already reports the failure.
+        let _ = kill_group(self.pid);
+        let _ = self.child.wait().await;
+        let _ = self.end_group().await;
+    }
+
+    /// The stream ended without a result: the CLI exited or died.
+    async fn crashed(&mut self) -> AgentError {
+        let status = match tokio::time::timeout(EXIT_GRACE, self.child.wait()).await {
+            Ok(Ok(status)) => status.to_string(),
+            Ok(Err(err)) => format!("status unknown: {err}"),
+            Err(_) => "still running after its output closed".to_string(),
+        };
+        self.kill().await;
+        let stderr = self
+            .stderr
+            .lock()
+            .map(|tail| tail.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+        AgentError::CliCrashed { status, stderr }
+    }
+
+    fn send(&self, line: Value) {
+        // A closed writer means the CLI's stdin broke; the reader sees the end.
+        let _ = self.writer.send(Outgoing::Line(line));
+    }
+
+    fn send_request(&mut self, request: Value) {
+        self.next_request += 1;
+        self.send(json!({
+            "type": "control_request",
+            "request_id": format!("req_{}", self.next_request),
+            "request": request,
+        }));
+    }
+
+    /// The next event of interest: results, and control responses when asked for.
+    async fn next_event(&mut self, responses: bool) -> Option<Event> {
+        loop {
+            match self.events.recv().await? {
+                Event::Response(_) if !responses => continue,
+                Event::Closed(outcome) => {
+                    self.ended = true;
+                    return Some(Event::Closed(outcome));
+                }
+                event => return Some(event),
+            }
+        }
+    }
+
+    async fn next_result(&mut self) -> Option<Value> {
+        match self.next_event(false).await? {
+            Event::Result(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+impl Drop for ClaudeSession {
+    fn drop(&mut self) {
+        if !self.ended {
+            // Nothing can be reported from a drop; the group is ended regardless.
+            let _ = kill_group(self.pid);
+        }
+    }
+}
+
+/// Starts a session, plays one prompt, and shuts the CLI down.
+pub async fn run_once(
+    options: &ClaudeOptions,
+    handler: Option<Box<dyn HookHandler>>,
+    prompt: &str,
+) -> Result<TurnResult, AgentError> {
+    let mut session = ClaudeSession::start(options, handler).await?;
+    let outcome = session.turn(prompt).await;
+    if !session.ended {
+        session.finish().await?;
+    }
+    outcome
+}
+
+async fn write_stdin(mut stdin: ChildStdin, mut outgoing: mpsc::UnboundedReceiver<Outgoing>) {
+    while let Some(Outgoing::Line(line)) = outgoing.recv().await {
+        let mut bytes = line.to_string().into_bytes();
+        bytes.push(b'\n');
+        if stdin.write_all(&bytes).await.is_err() || stdin.flush().await.is_err() {
+            return;
+        }
+    }
+    // Close (or every sender gone): dropping stdin sends EOF.
+}
+
+async fn keep_stderr_tail(mut pipe: ChildStderr, tail: Arc<Mutex<String>>) {
+    let mut buffer = [0u8; 4096];
+    while let Ok(n) = pipe.read(&mut buffer).await {
+        if n == 0 {
+            return;
+        }
+        let mut tail = tail.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        tail.push_str(&String::from_utf8_lossy(&buffer[..n]));
+        if tail.len() > STDERR_TAIL {
+            let mut cut = tail.len() - STDERR_TAIL;
+            while !tail.is_char_boundary(cut) {
+                cut += 1;
+            }
+            tail.drain(..cut);
+        }
+    }
+}
+
+fn control_response(request_id: &str, outcome: Result<Value, String>) -> Value {
+    let response = match outcome {
+        Ok(response) => {
+            json!({"subtype": "success", "request_id": request_id, "response": response})
+        }
+        Err(error) => json!({"subtype": "error", "request_id": request_id, "error": error}),
+    };
+    json!({"type": "control_response", "response": response})
+}
+
+/// Copies every stdout line to the transcript and routes the protocol messages.
+async fn read_stream(
+    stdout: ChildStdout,
+    mut transcript: tokio::fs::File,
+    events: mpsc::UnboundedSender<Event>,
+    writer: mpsc::UnboundedSender<Outgoing>,
+    hooks: Option<std::sync::mpsc::Sender<HookCall>>,
+    cancelled: Arc<Mutex<HashSet<String>>>,
+) {
+    let mut lines = BufReader::new(stdout).lines();
+    let outcome = loop {
+        let line = match lines.next_line().await {
+            Ok(Some(line)) => line,
+            Ok(None) => break Ok(()),
+            Err(err) => break Err(format!("cannot read the CLI's output: {err}")),
+        };
+        if let Err(err) = transcript.write_all(format!("{line}\n").as_bytes()).await {
+            break Err(format!("cannot write the transcript: {err}"));
+        }
+        // Non-JSON lines are kept in the transcript only.
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let forwarded = match message["type"].as_str() {
+            Some("result") => events.send(Event::Result(message)).is_ok(),
+            Some("control_response") => events
+                .send(Event::Response(message["response"].clone()))
+                .is_ok(),
+            Some("control_cancel_request") => {
+                if let Some(id) = message["request_id"].as_str() {
+                    lock(&cancelled).insert(id.to_string());
+                }
+                true
+            }
+            Some("control_request") => {
+                route_control_request(&message, &writer, hooks.as_ref());
+                true
+            }
+            _ => true,
+        };
+        if !forwarded {
+            break Ok(());
+        }
+    };
+    let outcome = match transcript.flush().await {
+        Err(err) if outcome.is_ok() => Err(format!("cannot write the transcript: {err}")),
+        _ => outcome,
+    };
+    // The session may already be gone; then nobody needs to hear it.
+    let _ = events.send(Event::Closed(outcome));
+}
+
+fn route_control_request(
+    message: &Value,
+    writer: &mpsc::UnboundedSender<Outgoing>,
+    hooks: Option<&std::sync::mpsc::Sender<HookCall>>,
+) {
+    let request_id = message["request_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let request = &message["request"];
+    let refusal = match (request["subtype"].as_str(), hooks) {
+        (Some("hook_callback"), Some(hooks)) => {
+            let call = HookCall {
+                request_id: request_id.clone(),
+                callback_id: request["callback_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                input: request["input"].clone(),
+            };
+            if hooks.send(call).is_ok() {
+                return;
+            }
+            "the hook handler stopped".to_string()
+        }
+        (Some("hook_callback"), None) => "no hook handler in this session".to_string(),
+        (subtype, _) => format!(
+            "sens-bench does not answer control requests of subtype {}",
+            subtype.unwrap_or("(none)")
+        ),
+    };
+    // An unanswered request would stall the CLI until its timeout; say no instead.
+    let _ = writer.send(Outgoing::Line(control_response(&request_id, Err(refusal))));
+}
+
+/// The hook worker: one callback at a time, in arrival order, so the handler sees
+/// events in the order the CLI raised them. Answers to cancelled requests are dropped.
+fn answer_hooks(
+    mut handler: Box<dyn HookHandler>,
+    calls: std::sync::mpsc::Receiver<HookCall>,
+    writer: mpsc::UnboundedSender<Outgoing>,
+    cancelled: Arc<Mutex<HashSet<String>>>,
+) {
+    for call in calls {
+        let output = handler.handle(&call.callback_id, &call.input);
+        if lock(&cancelled).remove(&call.request_id) {
+            continue;
+        }
+        if writer
+            .send(Outgoing::Line(control_response(
+                &call.request_id,
+                Ok(output),
+            )))
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+fn lock(set: &Mutex<HashSet<String>>) -> std::sync::MutexGuard<'_, HashSet<String>> {
+    set.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> ClaudeOptions {
+        ClaudeOptions {
+            binary: PathBuf::from("claude"),
+            workdir: PathBuf::from("/w"),
+            home: PathBuf::from("/h"),
+            model: Some("claude-sonnet-4-5".into()),
+            effort: None,
+            timeout: Duration::from_secs(1),
+            api: None,
+            append_system_prompt: Some("CANON".into()),
+            env: Vec::new(),
+            transcript: PathBuf::from("/t"),
+        }
+    }
+
+    #[test]
+    fn args_carry_the_fixed_permissions_and_the_condition() {
+        let args = options().args();
+        let joined = args.join(" ");
+        assert!(joined.starts_with(
+            "-p --input-format stream-json --output-format stream-json --verbose \
+             --permission-mode acceptEdits --allowedTools Bash --safe-mode"
+        ));
+        assert!(joined.contains("--model claude-sonnet-4-5"));
+        assert!(!joined.contains("--effort"));
+        assert_eq!(&args[args.len() - 2..], ["--append-system-prompt", "CANON"]);
+    }
+
+    #[test]
+    fn result_parses_usage_main_loop_and_models() {
+        let result = TurnResult::parse(json!({
+            "type": "result", "subtype": "success", "is_error": false, "api_error_status": null,
+            "duration_ms": 10, "num_turns": 4, "result": "ok", "session_id": "s",
+            "total_cost_usd": 0.5,
+            "usage": {"input_tokens": 400, "output_tokens": 28, "cache_read_input_tokens": 3,
+                      "cache_creation_input_tokens": 4, "server_tool_use": {}},
+            "modelUsage": {"m": {"inputTokens": 600, "outputTokens": 40, "cacheReadInputTokens": 5,
+                                 "cacheCreationInputTokens": 6, "costUSD": 0.5, "webSearchRequests": 0}},
+            "permission_denials": [{"tool_name": "Write"}], "terminal_reason": "completed",
+        }))
+        .unwrap();
+        assert_eq!(
+            result.usage,
+            Usage {
+                input: 400,
+                output: 28,
+                cache_read: 3,
+                cache_creation: 4
+            }
+        );
+        assert_eq!(result.total_usage().input, 600);
+        assert_eq!(result.model_usage["m"].cost_usd, 0.5);
+        assert_eq!(result.permission_denials.len(), 1);
+        assert_eq!(result.text.as_deref(), Some("ok"));
+    }
+
+    #[test]
+    fn a_result_without_usage_is_an_error_naming_the_field() {
+        let err = TurnResult::parse(json!({"subtype": "success", "is_error": false,
+            "num_turns": 1, "session_id": "s", "duration_ms": 1, "total_cost_usd": 0.0,
+            "modelUsage": {}}))
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("usage"), "{err:#}");
+    }
+
+    #[test]
+    fn control_responses_have_the_protocol_envelope() {
+        assert_eq!(
+            control_response("r1", Ok(json!({}))),
+            json!({"type": "control_response",
+                   "response": {"subtype": "success", "request_id": "r1", "response": {}}})
+        );
+        assert_eq!(
+            control_response("r2", Err("no".into()))["response"],
+            json!({"subtype": "error", "request_id": "r2", "error": "no"})
+        );
+    }
+
+    #[test]
+    fn pinned_bin_missing_says_how_to_install() {
+        let dir = tempfile::tempdir().unwrap();
+        // SENS_CLAUDE_BIN may be set by whoever runs the tests; only check the message
+        // when it is not.
+        if std::env::var_os("SENS_CLAUDE_BIN").is_none() {
+            let err = pinned_claude_bin(dir.path()).unwrap_err();
+            assert!(err.to_string().contains("run scripts/setup.sh"), "{err}");
+        }
+    }
+}
