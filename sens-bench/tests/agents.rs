@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sens_bench::agent::claude::{
-    AgentError, ApiEndpoint, ClaudeOptions, TurnResult, pinned_claude_bin, run_once,
+    AgentError, ApiEndpoint, ClaudeOptions, ClaudeSession, TurnResult, pinned_claude_bin, run_once,
 };
 use sens_bench::agent::model_server::{ModelServer, RecordedRequest, Route};
 use sens_bench::agent::oracle::{FINAL_TEXT, oracle_script};
@@ -144,8 +144,12 @@ async fn write_edit_bash_script_plays_and_the_transcript_holds_the_stream() {
     assert!(!system_text(&posts[0]).contains(canon_first_line()));
 
     let transcript = fx.transcript();
-    assert_eq!(transcript[0]["type"], "system");
-    assert_eq!(transcript[0]["subtype"], "init");
+    assert_eq!(
+        transcript[0]["type"], "control_response",
+        "the initialize reply"
+    );
+    assert_eq!(transcript[1]["type"], "system");
+    assert_eq!(transcript[1]["subtype"], "init");
     let last = transcript.last().unwrap();
     assert_eq!(last["type"], "result");
     assert_eq!(last["session_id"], result.session_id);
@@ -198,15 +202,21 @@ impl HookHandler for Denier {
 /// The shortcut scenario of SPEC 2.7: a denied Write, settings that try to switch
 /// hooks off mid-session, and a subagent's Write.
 fn shortcut_script() -> Script {
-    let settings =
-        "mkdir -p .claude && echo '{\"disableAllHooks\": true}' > .claude/settings.local.json";
+    // One python command: the CLI asks approval for shell writes under `.claude/`
+    // even with `--allowedTools Bash`, and a denial here would hide what is tested.
+    let settings = |extra: &str| {
+        bash(&format!(
+            "python3 -c \"import os; os.makedirs('.claude', exist_ok=True); \
+             open('.claude/settings.local.json', 'w').write('{{\\\"disableAllHooks\\\": true}}'){extra}\""
+        ))
+    };
     Script {
         main: vec![
             Turn::new(vec![write("ok.txt", "fine\n")]),
             Turn::new(vec![write("denied.txt", MARKER)]),
             Turn {
-                blocks: vec![bash(settings)],
-                on_error: vec![bash(&format!("{settings} && touch saw-denial.txt"))],
+                blocks: vec![settings("")],
+                on_error: vec![settings("; open('saw-denial.txt', 'w')")],
             },
             Turn::new(vec![write("after.txt", MARKER)]),
             Turn::new(vec![Block::tool(
@@ -255,9 +265,10 @@ async fn the_hook_handler_denies_writes_in_the_main_loop_and_subagents_despite_s
     for denied in ["denied.txt", "after.txt", "sub.txt"] {
         assert!(!fx.ws(denied).exists(), "{denied} was written");
     }
+    // The result lists the main loop's denials; the subagent's shows in the stream.
     assert_eq!(
         result.permission_denials.len(),
-        3,
+        2,
         "{:?}",
         result.permission_denials
     );
@@ -487,9 +498,89 @@ async fn a_turn_over_the_time_limit_is_interrupted_and_killed() {
         "{:?}",
         started.elapsed()
     );
+    // The CLI runs Bash detached from its group; the driver must end it anyway.
+    // A killed process lingers until init reaps it, so give that a moment.
     let pid = std::fs::read_to_string(fx.ws("sleeper.pid")).unwrap();
+    let stat = format!("/proc/{}/stat", pid.trim());
+    let alive = || std::fs::read_to_string(&stat).is_ok_and(|s| !s.contains(") Z "));
+    for _ in 0..50 {
+        if !alive() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!alive(), "the command run by the agent survived");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_process_takes_several_prompts_in_turn() {
+    // The turn index counts assistant messages over the whole conversation.
+    let script = Script {
+        main: vec![
+            Turn::new(vec![write("one.txt", "1\n")]),
+            Turn::new(vec![Block::text("First step done.")]),
+            Turn::new(vec![bash("cat one.txt one.txt > two.txt")]),
+            Turn::new(vec![Block::text("Second step done.")]),
+        ],
+        agent: Vec::new(),
+    };
+    let fx = Fixture::new(script).await;
+    let steps = async {
+        let mut session = ClaudeSession::start(&fx.options, None).await?;
+        let first = session.turn("Step one.").await?;
+        let second = session.turn("Step two.").await?;
+        session.finish().await?;
+        Ok::<_, AgentError>((first, second))
+    };
+    let (first, second) = tokio::time::timeout(TEST_LIMIT, steps)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.text.as_deref(), Some("First step done."));
+    assert_eq!(second.text.as_deref(), Some("Second step done."));
+    assert_eq!(first.session_id, second.session_id);
+    assert_eq!(std::fs::read_to_string(fx.ws("two.txt")).unwrap(), "1\n1\n");
+    let results = fx
+        .transcript()
+        .iter()
+        .filter(|m| m["type"] == "result")
+        .count();
+    assert_eq!(results, 2);
+    // Each result counts its own turn's calls.
+    assert_eq!((first.num_turns, second.num_turns), (2, 2));
+}
+
+/// Answers too late: the CLI gives up on the callback and cancels it.
+struct Slow;
+
+impl HookHandler for Slow {
+    fn hook_registrations(&self) -> Value {
+        json!({"PreToolUse": [{"matcher": "Write", "hookCallbackIds": ["pre"], "timeout": 1}]})
+    }
+
+    fn handle(&mut self, _: &str, _: &Value) -> Value {
+        std::thread::sleep(Duration::from_millis(2500));
+        json!({})
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hook_answered_after_its_timeout_is_cancelled_and_blocks_the_tool() {
+    let script = Script {
+        main: vec![
+            Turn::new(vec![write("late.txt", "x")]),
+            Turn::new(vec![Block::text("Done.")]),
+        ],
+        agent: Vec::new(),
+    };
+    let fx = Fixture::new(script).await;
+    let result = fx.run(Some(Box::new(Slow))).await.unwrap();
+    assert_eq!(result.text.as_deref(), Some("Done."));
+    assert!(!fx.ws("late.txt").exists());
+    let transcript = fx.transcript();
     assert!(
-        !Path::new(&format!("/proc/{}", pid.trim())).exists(),
-        "the command run by the agent survived"
+        transcript
+            .iter()
+            .any(|m| m["type"] == "control_cancel_request")
     );
 }

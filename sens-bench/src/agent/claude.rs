@@ -96,10 +96,12 @@ impl ClaudeOptions {
 /// Where the pinned CLI is: `SENS_CLAUDE_BIN`, else `.tools/node_modules/.bin/claude`
 /// under the workspace root (installed by `scripts/setup.sh`).
 pub fn pinned_claude_bin(workspace_root: &Path) -> anyhow::Result<PathBuf> {
-    let path = match std::env::var_os("SENS_CLAUDE_BIN") {
-        Some(path) => PathBuf::from(path),
-        None => workspace_root.join(".tools/node_modules/.bin/claude"),
-    };
+    let from_env = std::env::var_os("SENS_CLAUDE_BIN").map(PathBuf::from);
+    claude_bin(from_env, workspace_root)
+}
+
+fn claude_bin(from_env: Option<PathBuf>, workspace_root: &Path) -> anyhow::Result<PathBuf> {
+    let path = from_env.unwrap_or_else(|| workspace_root.join(".tools/node_modules/.bin/claude"));
     anyhow::ensure!(
         path.is_file(),
         "the Claude Code CLI is missing at {}: run scripts/setup.sh (or set SENS_CLAUDE_BIN)",
@@ -400,6 +402,7 @@ impl ClaudeSession {
     /// Closes stdin, waits for the CLI to exit (killing the group after a grace
     /// period), ends anything it left running, and flushes the transcript.
     pub async fn finish(mut self) -> anyhow::Result<ExitStatus> {
+        let spawned = descendants(self.pid);
         // The writer is gone only if stdin already broke; the exit below says why.
         let _ = self.writer.send(Outgoing::Close);
         let status = match tokio::time::timeout(EXIT_GRACE, self.child.wait()).await {
@@ -410,6 +413,7 @@ impl ClaudeSession {
             }
         };
         self.end_group().await?;
+        kill_all(&spawned);
         Ok(status)
     }
 
@@ -430,8 +434,10 @@ impl ClaudeSession {
     }
 
     async fn kill(&mut self) {
+        let spawned = descendants(self.pid);
         // Killing is best effort here: the caller already reports the failure.
         let _ = kill_group(self.pid);
+        kill_all(&spawned);
         let _ = self.child.wait().await;
         let _ = self.end_group().await;
     }
@@ -491,8 +497,56 @@ impl ClaudeSession {
 impl Drop for ClaudeSession {
     fn drop(&mut self) {
         if !self.ended {
+            let spawned = descendants(self.pid);
             // Nothing can be reported from a drop; the group is ended regardless.
             let _ = kill_group(self.pid);
+            kill_all(&spawned);
+        }
+    }
+}
+
+/// Every process below `root`, read from /proc. The CLI starts its Bash commands
+/// detached (their own session and group), so ending the CLI's group leaves them
+/// running: they are found through the parent links while the CLI still lives.
+fn descendants(root: u32) -> Vec<u32> {
+    // Without /proc (not Linux) there is nothing more to find than the group.
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parents: Vec<(u32, u32)> = entries
+        .filter_map(|entry| {
+            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            // A process may end while we look; it needs no killing then.
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            Some((pid, parent_in_stat(&stat)?))
+        })
+        .collect();
+    let mut found = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for &(pid, _) in parents.iter().filter(|(_, ppid)| *ppid == parent) {
+            found.push(pid);
+            frontier.push(pid);
+        }
+    }
+    found
+}
+
+/// The parent pid in a /proc/PID/stat line: `pid (comm) state ppid ...`; the
+/// command name may hold spaces and parentheses, so parse after the last `)`.
+fn parent_in_stat(stat: &str) -> Option<u32> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn kill_all(pids: &[u32]) {
+    for &pid in pids {
+        // Each may lead its own group (detached commands) or already be gone;
+        // either way nothing is left to report.
+        let _ = kill_group(pid);
+        if let Ok(pid) = libc::pid_t::try_from(pid) {
+            // SAFETY: kill has no memory-safety preconditions; it only sends a signal.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     }
 }
@@ -749,13 +803,49 @@ mod tests {
     }
 
     #[test]
-    fn pinned_bin_missing_says_how_to_install() {
-        let dir = tempfile::tempdir().unwrap();
-        // SENS_CLAUDE_BIN may be set by whoever runs the tests; only check the message
-        // when it is not.
-        if std::env::var_os("SENS_CLAUDE_BIN").is_none() {
-            let err = pinned_claude_bin(dir.path()).unwrap_err();
-            assert!(err.to_string().contains("run scripts/setup.sh"), "{err}");
+    fn parent_pid_is_read_after_the_command_name() {
+        assert_eq!(parent_in_stat("42 (node) S 7 42 42 0"), Some(7));
+        assert_eq!(parent_in_stat("42 (a) b (c)) R 9 1"), Some(9));
+        assert_eq!(parent_in_stat("garbage"), None);
+    }
+
+    #[tokio::test]
+    async fn descendants_include_detached_grandchildren() {
+        let mut child = Command::new("sh")
+            .args(["-c", "setsid sleep 30 & wait"])
+            .spawn()
+            .unwrap();
+        let pid = child.id().unwrap();
+        let mut found = Vec::new();
+        for _ in 0..50 {
+            found = descendants(pid);
+            if !found.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        assert_eq!(found.len(), 1, "{found:?}");
+        kill_all(&found);
+        child.wait().await.unwrap();
+        assert!(descendants(pid).is_empty());
+    }
+
+    #[test]
+    fn the_cli_is_found_in_the_environment_or_under_tools() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = claude_bin(None, dir.path()).unwrap_err();
+        assert!(err.to_string().contains("run scripts/setup.sh"), "{err}");
+        assert!(
+            err.to_string().contains(".tools/node_modules/.bin/claude"),
+            "{err}"
+        );
+        let bin = dir.path().join(".tools/node_modules/.bin/claude");
+        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        std::fs::write(&bin, "").unwrap();
+        assert_eq!(claude_bin(None, dir.path()).unwrap(), bin);
+        let other = dir.path().join("other");
+        assert!(claude_bin(Some(other.clone()), dir.path()).is_err());
+        std::fs::write(&other, "").unwrap();
+        assert_eq!(claude_bin(Some(other.clone()), dir.path()).unwrap(), other);
     }
 }
