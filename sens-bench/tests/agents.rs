@@ -584,3 +584,32 @@ async fn a_hook_answered_after_its_timeout_is_cancelled_and_blocks_the_tool() {
             .any(|m| m["type"] == "control_cancel_request")
     );
 }
+
+/// Fails on every callback: an internal failure must never let a tool through.
+struct Panicky;
+
+impl HookHandler for Panicky {
+    fn hook_registrations(&self) -> Value {
+        json!({"PreToolUse": [{"matcher": "Write", "hookCallbackIds": ["pre"], "timeout": 1}]})
+    }
+
+    fn handle(&mut self, _: &str, _: &Value) -> Value {
+        panic!("engine bug");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_handler_blocks_the_tool_and_fails_the_turn() {
+    let script = Script {
+        main: vec![
+            Turn::new(vec![write("unjudged.txt", "x")]),
+            Turn::new(vec![Block::text("Done.")]),
+        ],
+        agent: Vec::new(),
+    };
+    let fx = Fixture::new(script).await;
+    let err = fx.run(Some(Box::new(Panicky))).await.unwrap_err();
+    assert!(matches!(err, AgentError::Harness(_)), "{err}");
+    assert!(err.to_string().contains("engine bug"), "{err}");
+    assert!(!fx.ws("unjudged.txt").exists());
+}

@@ -246,6 +246,7 @@ pub struct ClaudeSession {
     events: mpsc::UnboundedReceiver<Event>,
     reader: Option<JoinHandle<()>>,
     stderr: Arc<Mutex<String>>,
+    handler_failure: Arc<Mutex<Option<String>>>,
     next_request: u64,
     /// Set once the process was killed or its stream ended: no more turns.
     ended: bool,
@@ -316,10 +317,12 @@ impl ClaudeSession {
 
         let registrations = handler.as_ref().map(|h| h.hook_registrations());
         let cancelled = Arc::new(Mutex::new(HashSet::new()));
+        let handler_failure = Arc::new(Mutex::new(None));
         let hooks = handler.map(|handler| {
             let (calls, received) = std::sync::mpsc::channel();
-            let (writer, cancelled) = (writer.clone(), Arc::clone(&cancelled));
-            std::thread::spawn(move || answer_hooks(handler, received, writer, cancelled));
+            let writer = writer.clone();
+            let (cancelled, failure) = (Arc::clone(&cancelled), Arc::clone(&handler_failure));
+            std::thread::spawn(move || answer_hooks(handler, received, writer, cancelled, failure));
             calls
         });
         let (events_tx, events) = mpsc::unbounded_channel();
@@ -339,6 +342,7 @@ impl ClaudeSession {
             events,
             reader: Some(reader),
             stderr,
+            handler_failure,
             next_request: 0,
             ended: false,
         };
@@ -390,6 +394,11 @@ impl ClaudeSession {
                 });
             }
         };
+        if let Some(failure) = lock(&self.handler_failure).clone() {
+            return Err(
+                anyhow::anyhow!("{failure}; the tools it was asked about were blocked").into(),
+            );
+        }
         let result = TurnResult::parse(value)?;
         if result.is_error {
             return Err(AgentError::ApiError {
@@ -450,11 +459,7 @@ impl ClaudeSession {
             Err(_) => "still running after its output closed".to_string(),
         };
         self.kill().await;
-        let stderr = self
-            .stderr
-            .lock()
-            .map(|tail| tail.clone())
-            .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+        let stderr = lock(&self.stderr).clone();
         AgentError::CliCrashed { status, stderr }
     }
 
@@ -582,7 +587,7 @@ async fn keep_stderr_tail(mut pipe: ChildStderr, tail: Arc<Mutex<String>>) {
         if n == 0 {
             return;
         }
-        let mut tail = tail.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut tail = lock(&tail);
         tail.push_str(&String::from_utf8_lossy(&buffer[..n]));
         if tail.len() > STDERR_TAIL {
             let mut cut = tail.len() - STDERR_TAIL;
@@ -676,10 +681,11 @@ fn route_control_request(
                     .to_string(),
                 input: request["input"].clone(),
             };
-            if hooks.send(call).is_ok() {
-                return;
-            }
-            "the hook handler stopped".to_string()
+            // When the handler has failed, the call stays unanswered on purpose: an
+            // error answer would let the tool run, silence makes the CLI block it
+            // at the callback's timeout. The turn then reports the failure.
+            let _ = hooks.send(call);
+            return;
         }
         (Some("hook_callback"), None) => "no hook handler in this session".to_string(),
         (subtype, _) => format!(
@@ -698,9 +704,27 @@ fn answer_hooks(
     calls: std::sync::mpsc::Receiver<HookCall>,
     writer: mpsc::UnboundedSender<Outgoing>,
     cancelled: Arc<Mutex<HashSet<String>>>,
+    failure: Arc<Mutex<Option<String>>>,
 ) {
     for call in calls {
-        let output = handler.handle(&call.callback_id, &call.input);
+        let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            handler.handle(&call.callback_id, &call.input)
+        }));
+        let output = match handled {
+            Ok(output) => output,
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".to_string());
+                *lock(&failure) = Some(format!(
+                    "the hook handler panicked on {} ({}): {message}",
+                    call.callback_id, call.input["hook_event_name"]
+                ));
+                return;
+            }
+        };
         if lock(&cancelled).remove(&call.request_id) {
             continue;
         }
@@ -716,8 +740,12 @@ fn answer_hooks(
     }
 }
 
-fn lock(set: &Mutex<HashSet<String>>) -> std::sync::MutexGuard<'_, HashSet<String>> {
-    set.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+/// The guarded values stay consistent across a panic (single inserts and
+/// assignments), so a poisoned lock is still usable.
+fn lock<T>(value: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    value
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

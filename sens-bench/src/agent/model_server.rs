@@ -620,4 +620,74 @@ mod tests {
         assert!(sse.contains(r#""usage":{"output_tokens":9}"#), "{sse}");
         assert_eq!(message.to_json()["content"][1]["input"]["command"], "ls");
     }
+
+    /// Sends one raw HTTP/1.1 request; returns the status line and the body.
+    async fn http(server: &ModelServer, method: &str, path: &str, body: &str) -> (String, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+             x-api-key: k\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        (head.lines().next().unwrap().to_string(), body.to_string())
+    }
+
+    #[tokio::test]
+    async fn serves_json_without_stream_records_requests_and_fails_on_demand() {
+        let server = ModelServer::start(script(), Path::new("/ws"))
+            .await
+            .unwrap();
+        let (status, _) = http(&server, "HEAD", "/", "").await;
+        assert!(status.ends_with("200 OK"), "{status}");
+
+        let request = r#"{"model": "m", "messages": [{"role": "user", "content": "go"}]}"#;
+        let (status, body) = http(&server, "POST", "/v1/messages?beta=true", request).await;
+        assert!(status.ends_with("200 OK"), "{status}");
+        let message: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(message["stop_reason"], "tool_use");
+        assert_eq!(message["content"][0]["input"]["file_path"], "/ws/a.txt");
+        assert_eq!(message["usage"]["input_tokens"], 110);
+
+        let streamed = r#"{"model": "m", "stream": true, "messages": []}"#;
+        let (_, body) = http(&server, "POST", "/v1/messages", streamed).await;
+        assert!(body.contains("event: message_start"), "{body}");
+
+        server.fail_with(Some(500)).unwrap();
+        let (status, body) = http(&server, "POST", "/v1/messages", request).await;
+        assert!(status.contains("500"), "{status}");
+        assert!(body.contains("scripted failure 500"), "{body}");
+        assert!(server.fail_with(Some(1000)).is_err());
+        server.fail_with(None).unwrap();
+
+        let (status, _) = http(&server, "POST", "/v1/messages", "{").await;
+        assert!(status.contains("400"), "{status}");
+        let (status, _) = http(&server, "GET", "/v1/models", "").await;
+        assert!(status.contains("404"), "{status}");
+
+        let requests = server.requests();
+        let summary: Vec<(&str, u16, Route)> = requests
+            .iter()
+            .map(|r| (r.method.as_str(), r.status, r.route))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("HEAD", 200, Route::Other),
+                ("POST", 200, Route::Main),
+                ("POST", 200, Route::Main),
+                ("POST", 500, Route::Other),
+                ("POST", 400, Route::Other),
+                ("GET", 404, Route::Other),
+            ]
+        );
+        assert_eq!(requests[1].uri, "/v1/messages?beta=true");
+        assert_eq!(requests[1].headers["x-api-key"], "k");
+        assert_eq!(requests[1].usage.unwrap().input, 110);
+        assert_eq!(requests[1].body.as_ref().unwrap()["model"], "m");
+    }
 }
