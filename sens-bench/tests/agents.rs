@@ -548,6 +548,17 @@ async fn one_process_takes_several_prompts_in_turn() {
     assert_eq!(results, 2);
     // Each result counts its own turn's calls.
     assert_eq!((first.num_turns, second.num_turns), (2, 2));
+    let posts = fx.posts(Route::Main);
+    let usage = |turns: &[RecordedRequest]| turns.iter().map(|r| r.usage.unwrap()).sum::<Usage>();
+    // In one process the CLI's modelUsage and cost add up over the session; the
+    // driver reports each turn's own.
+    for (result, turns) in [(&first, &posts[..2]), (&second, &posts[2..])] {
+        assert_eq!(result.usage, usage(turns));
+        assert_eq!(result.total_usage(), usage(turns));
+    }
+    let model_cost: f64 = second.model_usage.values().map(|m| m.cost_usd).sum();
+    assert!((model_cost - second.total_cost_usd).abs() < 1e-12);
+    assert!(second.total_cost_usd > 0.0);
 }
 
 /// Answers too late: the CLI gives up on the callback and cancels it.

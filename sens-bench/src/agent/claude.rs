@@ -4,8 +4,22 @@
 //! Three tasks share the process: a reader (stdout -> transcript, control
 //! requests, results), a writer (the only owner of stdin), and a hook worker
 //! thread that answers `hook_callback`s in arrival order with the session's
-//! [`HookHandler`]. Several user messages may be sent one after another
-//! ([`ClaudeSession::turn`]); each ends with one `result`.
+//! [`HookHandler`].
+//!
+//! Decisions where the SPEC is silent:
+//! - `--safe-mode` exists in 2.1.197 and is kept for every condition: it turns
+//!   off file-based customizations (settings hooks, CLAUDE.md, plugins), while
+//!   hooks registered through `initialize` still fire (the integration tests
+//!   run with it).
+//! - Several user messages may go to one process ([`ClaudeSession::turn`]); the
+//!   time limit applies to each turn. The CLI's `modelUsage` and cost add up over
+//!   a session, so the driver reports each turn's share.
+//! - A hook callback the handler cannot answer (it panicked) stays unanswered:
+//!   the CLI then blocks the tool at the callback timeout, where an error answer
+//!   would let it run. The turn fails as a harness error.
+//! - On a timeout and at the end, everything the CLI started is killed,
+//!   including the Bash commands it detaches into their own sessions. After a
+//!   crash only its process group can be ended: the orphans' parent links are gone.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -148,10 +162,10 @@ pub struct TurnResult {
     /// Main loop only.
     #[serde(deserialize_with = "api_usage")]
     pub usage: Usage,
-    /// Per model, subagents included.
+    /// Per model, subagents included; this turn's only (see [`Cumulative`]).
     #[serde(rename = "modelUsage")]
     pub model_usage: BTreeMap<String, ModelUsage>,
-    /// Subagents included.
+    /// Subagents included; this turn's only.
     pub total_cost_usd: f64,
     #[serde(default)]
     pub permission_denials: Vec<Value>,
@@ -170,6 +184,36 @@ impl TurnResult {
     fn parse(value: Value) -> anyhow::Result<TurnResult> {
         serde_json::from_value(value)
             .context("the CLI's result message lacks a field sens-bench reads")
+    }
+}
+
+/// In one process the CLI's `modelUsage` and `total_cost_usd` add up over the
+/// whole session, while `usage` and `num_turns` are the turn's own (seen on
+/// 2.1.197). This keeps the running totals so every [`TurnResult`] holds one
+/// turn's figures.
+#[derive(Debug, Default)]
+struct Cumulative {
+    models: BTreeMap<String, ModelUsage>,
+    cost_usd: f64,
+}
+
+impl Cumulative {
+    fn per_turn(&mut self, mut result: TurnResult) -> anyhow::Result<TurnResult> {
+        let totals = Cumulative {
+            models: result.model_usage.clone(),
+            cost_usd: result.total_cost_usd,
+        };
+        for (model, turn) in &mut result.model_usage {
+            if let Some(before) = self.models.get(model) {
+                turn.usage = turn.usage.checked_sub(before.usage).with_context(|| {
+                    format!("the CLI's modelUsage for {model} went down between turns")
+                })?;
+                turn.cost_usd -= before.cost_usd;
+            }
+        }
+        result.total_cost_usd -= self.cost_usd;
+        *self = totals;
+        Ok(result)
     }
 }
 
@@ -247,6 +291,7 @@ pub struct ClaudeSession {
     reader: Option<JoinHandle<()>>,
     stderr: Arc<Mutex<String>>,
     handler_failure: Arc<Mutex<Option<String>>>,
+    cumulative: Cumulative,
     next_request: u64,
     /// Set once the process was killed or its stream ended: no more turns.
     ended: bool,
@@ -343,6 +388,7 @@ impl ClaudeSession {
             reader: Some(reader),
             stderr,
             handler_failure,
+            cumulative: Cumulative::default(),
             next_request: 0,
             ended: false,
         };
@@ -399,7 +445,7 @@ impl ClaudeSession {
                 anyhow::anyhow!("{failure}; the tools it was asked about were blocked").into(),
             );
         }
-        let result = TurnResult::parse(value)?;
+        let result = self.cumulative.per_turn(TurnResult::parse(value)?)?;
         if result.is_error {
             return Err(AgentError::ApiError {
                 result: Box::new(result),
@@ -806,6 +852,47 @@ mod tests {
         assert_eq!(result.model_usage["m"].cost_usd, 0.5);
         assert_eq!(result.permission_denials.len(), 1);
         assert_eq!(result.text.as_deref(), Some("ok"));
+    }
+
+    #[test]
+    fn cumulative_model_usage_and_cost_become_per_turn() {
+        let result = |input: u64, cost: f64| TurnResult {
+            subtype: "success".into(),
+            is_error: false,
+            api_error_status: None,
+            text: None,
+            num_turns: 1,
+            usage: Usage::default(),
+            model_usage: BTreeMap::from([(
+                "m".to_string(),
+                ModelUsage {
+                    usage: Usage {
+                        input,
+                        ..Usage::default()
+                    },
+                    cost_usd: cost,
+                },
+            )]),
+            total_cost_usd: cost,
+            permission_denials: Vec::new(),
+            terminal_reason: None,
+            session_id: "s".into(),
+            duration_ms: 1,
+        };
+        let mut totals = Cumulative::default();
+        let first = totals.per_turn(result(100, 0.5)).unwrap();
+        assert_eq!(
+            (first.total_usage().input, first.total_cost_usd),
+            (100, 0.5)
+        );
+        let second = totals.per_turn(result(250, 1.25)).unwrap();
+        assert_eq!(
+            (second.total_usage().input, second.total_cost_usd),
+            (150, 0.75)
+        );
+        assert_eq!(second.model_usage["m"].cost_usd, 0.75);
+        let err = totals.per_turn(result(10, 2.0)).unwrap_err();
+        assert!(err.to_string().contains("went down"), "{err}");
     }
 
     #[test]

@@ -1,6 +1,12 @@
 //! Agents (SPEC 3.3): the real Claude Code CLI driven over stream-json, and the
 //! scripted model server that stands in for the model (`oracle`, `script:FILE`).
 //! The engine reaches a session only through [`HookHandler`].
+//!
+//! Horizonte sequences run one process per step: the workspace carries the
+//! agent's own previous work forward, each step's tokens and time are its own,
+//! and a scripted agent plays one script per step (its turn index counts the
+//! assistant messages of the whole conversation). [`claude::ClaudeSession`] can
+//! also take several prompts in one process when a conversation must continue.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -41,6 +47,18 @@ impl std::ops::Add for Usage {
             cache_read: self.cache_read + other.cache_read,
             cache_creation: self.cache_creation + other.cache_creation,
         }
+    }
+}
+
+impl Usage {
+    /// `None` when any count of `earlier` exceeds this one's.
+    pub fn checked_sub(self, earlier: Usage) -> Option<Usage> {
+        Some(Usage {
+            input: self.input.checked_sub(earlier.input)?,
+            output: self.output.checked_sub(earlier.output)?,
+            cache_read: self.cache_read.checked_sub(earlier.cache_read)?,
+            cache_creation: self.cache_creation.checked_sub(earlier.cache_creation)?,
+        })
     }
 }
 
@@ -126,5 +144,7 @@ mod tests {
                 cache_creation: 12
             }
         );
+        assert_eq!(total.checked_sub(a), Some(a + a));
+        assert_eq!(a.checked_sub(total), None);
     }
 }
