@@ -461,6 +461,18 @@ async fn a_cli_that_dies_mid_turn_is_reported_as_crashed() {
     assert!(stderr.contains("segfault in the fake CLI"), "{stderr}");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_disk_under_the_transcript_is_a_harness_error() {
+    let mut fx = Fixture::new(Script::default()).await;
+    fx.options.transcript = PathBuf::from("/dev/full");
+    let err = fx.run(None).await.unwrap_err();
+    assert!(matches!(err, AgentError::Harness(_)), "{err}");
+    assert!(
+        err.to_string().contains("cannot write the transcript"),
+        "{err}"
+    );
+}
+
 async fn api_failure(status: u16) {
     let fx = Fixture::new(Script::default()).await;
     fx.server.fail_with(Some(status)).unwrap();

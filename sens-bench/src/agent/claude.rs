@@ -292,6 +292,8 @@ pub struct ClaudeSession {
     stderr: Arc<Mutex<String>>,
     handler_failure: Arc<Mutex<Option<String>>>,
     cumulative: Cumulative,
+    /// Why the reader stopped, when it failed (not the CLI's fault).
+    stream_error: Option<String>,
     next_request: u64,
     /// Set once the process was killed or its stream ended: no more turns.
     ended: bool,
@@ -389,6 +391,7 @@ impl ClaudeSession {
             stderr,
             handler_failure,
             cumulative: Cumulative::default(),
+            stream_error: None,
             next_request: 0,
             ended: false,
         };
@@ -481,11 +484,12 @@ impl ClaudeSession {
             reader.await.context("the transcript reader failed")?;
         }
         while let Ok(event) = self.events.try_recv() {
-            if let Event::Closed(Err(err)) = event {
-                anyhow::bail!("{err}");
-            }
+            self.note_close(&event);
         }
-        Ok(())
+        match &self.stream_error {
+            Some(err) => anyhow::bail!("{err}"),
+            None => Ok(()),
+        }
     }
 
     async fn kill(&mut self) {
@@ -497,8 +501,13 @@ impl ClaudeSession {
         let _ = self.end_group().await;
     }
 
-    /// The stream ended without a result: the CLI exited or died.
+    /// The stream ended without a result: the CLI exited or died, or the reader
+    /// failed (then the CLI is not to blame and is not waited for).
     async fn crashed(&mut self) -> AgentError {
+        if let Some(err) = self.stream_error.clone() {
+            self.kill().await;
+            return anyhow::anyhow!("{err}").into();
+        }
         let status = match tokio::time::timeout(EXIT_GRACE, self.child.wait()).await {
             Ok(Ok(status)) => status.to_string(),
             Ok(Err(err)) => format!("status unknown: {err}"),
@@ -523,15 +532,22 @@ impl ClaudeSession {
         }));
     }
 
+    fn note_close(&mut self, event: &Event) {
+        if let Event::Closed(outcome) = event {
+            self.ended = true;
+            if let Err(err) = outcome {
+                self.stream_error = Some(err.clone());
+            }
+        }
+    }
+
     /// The next event of interest: results, and control responses when asked for.
     async fn next_event(&mut self, responses: bool) -> Option<Event> {
         loop {
-            match self.events.recv().await? {
+            let event = self.events.recv().await?;
+            self.note_close(&event);
+            match event {
                 Event::Response(_) if !responses => continue,
-                Event::Closed(outcome) => {
-                    self.ended = true;
-                    return Some(Event::Closed(outcome));
-                }
                 event => return Some(event),
             }
         }
