@@ -24,6 +24,8 @@ struct PostImage {
     path: String,
     content: String,
     executable: bool,
+    /// Executable before the patch (a mode the Write tool does not reset).
+    was_executable: bool,
     /// It exists before the patch, so the CLI must Read it before the Write.
     existed: bool,
 }
@@ -66,6 +68,14 @@ pub fn oracle_script(workspace: &Path, patch: &str, test_command: &str) -> anyho
     }
     if !executables.is_empty() {
         commands.push(shell_command("chmod +x --", executables)?);
+    }
+    let plain: Vec<&str> = images
+        .iter()
+        .filter(|image| image.was_executable && !image.executable)
+        .map(|image| image.path.as_str())
+        .collect();
+    if !plain.is_empty() {
+        commands.push(shell_command("chmod -x --", plain)?);
     }
     if !commands.is_empty() {
         main.push(Turn::new(vec![Block::tool(
@@ -111,7 +121,7 @@ fn apply_patch(workspace: &Path, patch: &str) -> anyhow::Result<(Vec<PostImage>,
     let empty = repo.treebuilder(None)?.write()?;
     let mut pre = git2::build::TreeUpdateBuilder::new();
     let mut removed = Vec::new();
-    let mut kept: Vec<(String, bool)> = Vec::new();
+    let mut kept: Vec<(String, bool, bool)> = Vec::new();
     for delta in diff.deltas() {
         let (old, new) = (delta.old_file(), delta.new_file());
         match delta.status() {
@@ -140,7 +150,9 @@ fn apply_patch(workspace: &Path, patch: &str) -> anyhow::Result<(Vec<PostImage>,
         }
         if delta.status() != Delta::Deleted {
             let path = delta_path(&new)?;
-            kept.push((path, new.mode() == FileMode::BlobExecutable));
+            let executable = |file: &DiffFile<'_>| file.mode() == FileMode::BlobExecutable;
+            let was = delta.status() != Delta::Added && executable(&old);
+            kept.push((path, executable(&new), was));
         }
     }
     let pre_tree = repo.find_tree(pre.create_updated(&repo, &repo.find_tree(empty)?)?)?;
@@ -149,7 +161,7 @@ fn apply_patch(workspace: &Path, patch: &str) -> anyhow::Result<(Vec<PostImage>,
         .context("the reference patch does not apply to the workspace's files")?;
     let images = kept
         .into_iter()
-        .map(|(path, executable)| {
+        .map(|(path, executable, was_executable)| {
             let entry = index
                 .get_path(Path::new(&path), 0)
                 .with_context(|| format!("applying the patch left no {path}"))?;
@@ -162,6 +174,7 @@ fn apply_patch(workspace: &Path, patch: &str) -> anyhow::Result<(Vec<PostImage>,
                 path,
                 content,
                 executable,
+                was_executable,
                 existed,
             })
         })
@@ -175,7 +188,9 @@ mod tests {
 
     const PATCH: &str = "\
 diff --git a/keep.txt b/keep.txt
-index 3b18e51..8c7e5a6 100644
+old mode 100755
+new mode 100644
+index 3b18e51..8c7e5a6
 --- a/keep.txt
 +++ b/keep.txt
 @@ -1,2 +1,2 @@
@@ -216,12 +231,14 @@ index 0000000..e69de29
                     path: "keep.txt".into(),
                     content: "one\nTWO\n".into(),
                     executable: false,
+                    was_executable: true,
                     existed: true
                 },
                 PostImage {
                     path: "src/new.sh".into(),
                     content: "echo hi\n".into(),
                     executable: true,
+                    was_executable: false,
                     existed: false
                 },
             ]
@@ -259,7 +276,10 @@ index 0000000..e69de29
         let Block::ToolUse { input, .. } = &script.main[2].blocks[0] else {
             panic!("not a tool");
         };
-        assert_eq!(input["command"], "rm -- gone.txt && chmod +x -- src/new.sh");
+        assert_eq!(
+            input["command"],
+            "rm -- gone.txt && chmod +x -- src/new.sh && chmod -x -- keep.txt"
+        );
         let Block::ToolUse { input, .. } = &script.main[3].blocks[0] else {
             panic!("not a tool");
         };
