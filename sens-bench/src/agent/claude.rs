@@ -136,15 +136,21 @@ pub enum AgentError {
         "the Claude Code CLI ended ({status}) without a result; its stderr ended with:\n{stderr}"
     )]
     CliCrashed { status: String, stderr: String },
-    #[error("the turn ended in an error ({}, HTTP status {}): {}", result.subtype,
-        result.api_error_status.map_or("none".to_string(), |s| s.to_string()),
-        result.text.as_deref().unwrap_or("no message"))]
+    #[error("{}", describe_error_result(result))]
     ApiError { result: Box<TurnResult> },
     #[error("the agent did not finish within {}s: interrupted, then killed", after.as_secs())]
     Timeout { after: Duration },
     /// The harness's side failed (transcript, protocol); not the agent's fault.
     #[error(transparent)]
     Harness(#[from] anyhow::Error),
+}
+
+fn describe_error_result(result: &TurnResult) -> String {
+    let text = result.text.as_deref().unwrap_or("no message");
+    match result.api_error_status {
+        Some(status) => format!("the model API answered HTTP {status}: {text}"),
+        None => format!("the turn ended in an error ({}): {text}", result.subtype),
+    }
 }
 
 /// What the CLI's `result` message reports for one turn.
@@ -868,6 +874,27 @@ mod tests {
         assert_eq!(result.model_usage["m"].cost_usd, 0.5);
         assert_eq!(result.permission_denials.len(), 1);
         assert_eq!(result.text.as_deref(), Some("ok"));
+
+        let mut failed = result.clone();
+        failed.api_error_status = Some(500);
+        failed.text = Some("API Error: 500 overloaded".into());
+        let err = AgentError::ApiError {
+            result: Box::new(failed.clone()),
+        };
+        assert_eq!(
+            err.to_string(),
+            "the model API answered HTTP 500: API Error: 500 overloaded"
+        );
+        failed.api_error_status = None;
+        failed.subtype = "error_max_turns".into();
+        failed.text = None;
+        let err = AgentError::ApiError {
+            result: Box::new(failed),
+        };
+        assert_eq!(
+            err.to_string(),
+            "the turn ended in an error (error_max_turns): no message"
+        );
     }
 
     #[test]
