@@ -2,6 +2,7 @@
 //! reports what the Sens engine changes. `main.rs` only parses the command line;
 //! every command is a function in one of these modules.
 
+pub mod agent;
 pub mod conditions;
 pub mod integrity;
 pub mod jscpd;

@@ -1,0 +1,169 @@
+//! The `script:FILE` scenario format (SPEC 3.3, binding): what the scripted model
+//! server answers, turn by turn, for the main loop and for subagents.
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+/// A scenario: the main loop's turns and the subagents' turns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    pub main: Vec<Turn>,
+    #[serde(default)]
+    pub agent: Vec<Turn>,
+}
+
+/// One model answer. `on_error` replaces `blocks` when the request's last tool
+/// result is an error (so a script can react to a denial).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    pub blocks: Vec<Block>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_error: Vec<Block>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Block {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        name: String,
+        input: serde_json::Value,
+    },
+}
+
+impl Turn {
+    /// A turn that plays `blocks` whatever the previous tool result was.
+    pub fn new(blocks: Vec<Block>) -> Self {
+        Turn {
+            blocks,
+            on_error: Vec::new(),
+        }
+    }
+}
+
+impl Block {
+    pub fn text(text: impl Into<String>) -> Self {
+        Block::Text { text: text.into() }
+    }
+
+    pub fn tool(name: impl Into<String>, input: serde_json::Value) -> Self {
+        Block::ToolUse {
+            name: name.into(),
+            input,
+        }
+    }
+}
+
+impl Script {
+    /// Reads and checks a scenario file; errors name the file and the JSON position.
+    pub fn load(path: &Path) -> anyhow::Result<Script> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the script file {}", path.display()))?;
+        Script::parse(&text).with_context(|| format!("in the script file {}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> anyhow::Result<Script> {
+        let script: Script = serde_json::from_str(text).context(
+            "not a valid script: expected {\"main\": [{\"blocks\": [...], \"on_error\": [...]}], \"agent\": [...]}",
+        )?;
+        script.check()?;
+        Ok(script)
+    }
+
+    /// A turn must say something: an empty `blocks` would make an empty model answer.
+    fn check(&self) -> anyhow::Result<()> {
+        for (side, turns) in [("main", &self.main), ("agent", &self.agent)] {
+            for (i, turn) in turns.iter().enumerate() {
+                anyhow::ensure!(
+                    !turn.blocks.is_empty(),
+                    "{side}[{i}].blocks is empty: give the turn at least one text or tool_use block"
+                );
+                for (j, block) in turn.blocks.iter().chain(&turn.on_error).enumerate() {
+                    if let Block::ToolUse { name, input } = block {
+                        anyhow::ensure!(
+                            input.is_object(),
+                            "{side}[{i}] block {j} ({name}): `input` must be a JSON object"
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_the_binding_format() {
+        let script = Script::parse(
+            r#"{"main": [{"blocks": [{"type":"tool_use","name":"Write","input":{"file_path":"a.txt","content":"x"}}],
+                          "on_error": [{"type":"text","text":"denied"}]},
+                         {"blocks": [{"type":"text","text":"done"}]}],
+                "agent": [{"blocks": [{"type":"text","text":"sub"}]}]}"#,
+        )
+        .unwrap();
+        assert_eq!(script.main.len(), 2);
+        assert_eq!(
+            script.main[0].blocks[0],
+            Block::tool("Write", json!({"file_path": "a.txt", "content": "x"}))
+        );
+        assert_eq!(script.main[0].on_error, vec![Block::text("denied")]);
+        assert_eq!(script.agent, vec![Turn::new(vec![Block::text("sub")])]);
+    }
+
+    #[test]
+    fn agent_side_is_optional() {
+        let script =
+            Script::parse(r#"{"main": [{"blocks": [{"type":"text","text":"hi"}]}]}"#).unwrap();
+        assert!(script.agent.is_empty());
+    }
+
+    #[test]
+    fn rejects_unknown_fields_and_block_types() {
+        let err = Script::parse(r#"{"main": [], "mian": []}"#).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("unknown field `mian`"),
+            "{err:#}"
+        );
+        let err = Script::parse(r#"{"main": [{"blocks": [{"type":"image"}]}]}"#).unwrap_err();
+        assert!(format!("{err:#}").contains("image"), "{err:#}");
+    }
+
+    #[test]
+    fn rejects_empty_turns_and_non_object_inputs() {
+        let err = Script::parse(r#"{"main": [{"blocks": []}]}"#).unwrap_err();
+        assert!(
+            err.to_string().contains("main[0].blocks is empty"),
+            "{err:#}"
+        );
+        let err = Script::parse(
+            r#"{"main": [], "agent": [{"blocks": [{"type":"tool_use","name":"Bash","input":"ls"}]}]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("agent[0] block 0 (Bash)"),
+            "{err:#}"
+        );
+    }
+
+    #[test]
+    fn load_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.json");
+        std::fs::write(&path, "{").unwrap();
+        let err = Script::load(&path).unwrap_err();
+        assert!(format!("{err:#}").contains("s.json"), "{err:#}");
+        let err = Script::load(&dir.path().join("missing.json")).unwrap_err();
+        assert!(format!("{err:#}").contains("missing.json"), "{err:#}");
+    }
+}
