@@ -1,0 +1,365 @@
+//! Snapshots of the working directory as git trees, and checkpoints as commits
+//! under private refs (`refs/sens/*`). Nothing here touches HEAD, the git index
+//! file, the working tree or any branch: trees are built in an in-memory index,
+//! and only objects and `refs/sens/*` are written.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use git2::{
+    Index, IndexEntry, IndexTime, Oid, Repository, Signature, Status, StatusOptions,
+    StatusShow,
+};
+
+use crate::judge::FileChange;
+
+/// The engine's own folder; never part of a snapshot (it holds engine state,
+/// not the agent's work).
+const ENGINE_DIR: &str = ".sens/";
+const CHECKPOINT_PREFIX: &str = "refs/sens/checkpoints/";
+/// Points at the approved checkpoint.
+pub const APPROVED_REF: &str = "refs/sens/approved";
+/// A chain of commits holding every tree the ledger names, so that the trees a
+/// replay needs stay reachable (git gc keeps them).
+pub const TREES_REF: &str = "refs/sens/trees";
+
+/// A project state recorded as a commit under `refs/sens/checkpoints/<number>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub number: u64,
+    pub commit: Oid,
+    pub tree: Oid,
+}
+
+/// The cached blob id of a working-tree file, valid while its stat is unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+    inode: u64,
+    mode: u32,
+}
+
+pub struct Checkpoints {
+    repo: Repository,
+    root: PathBuf,
+    blobs: HashMap<String, (Stamp, Oid)>,
+    next_number: u64,
+    last_checkpoint: Option<Oid>,
+    last_kept: Option<(Oid, Oid)>,
+}
+
+impl Checkpoints {
+    /// Opens the repository whose working directory is `root`.
+    pub fn open(root: &Path) -> anyhow::Result<Self> {
+        let repo = Repository::open(root).with_context(|| {
+            format!("{} is not a git repository: run `git init` there first", root.display())
+        })?;
+        let workdir = repo
+            .workdir()
+            .with_context(|| format!("{} is a bare repository: it has no files", root.display()))?;
+        let same = workdir.canonicalize().ok() == root.canonicalize().ok();
+        if !same {
+            bail!(
+                "{} is inside the git repository at {}: give the repository's top folder as the project root",
+                root.display(),
+                workdir.display()
+            );
+        }
+        let (next_number, last_checkpoint) = latest_checkpoint(&repo)?;
+        let last_kept = match repo.find_reference(TREES_REF) {
+            Ok(reference) => {
+                let commit = reference.peel_to_commit().with_context(|| {
+                    format!("{TREES_REF} does not point at a commit: delete it with `git update-ref -d {TREES_REF}`")
+                })?;
+                Some((commit.tree_id(), commit.id()))
+            }
+            Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+            Err(e) => return Err(e).with_context(|| format!("reading {TREES_REF}")),
+        };
+        Ok(Self {
+            repo,
+            root: root.to_path_buf(),
+            blobs: HashMap::new(),
+            next_number,
+            last_checkpoint,
+            last_kept,
+        })
+    }
+
+    /// The tree of the working directory as it stands: tracked files as they are
+    /// on disk, plus untracked files git does not ignore; `.sens/` left out.
+    /// Unchanged tracked files reuse the index's blob ids; changed and untracked
+    /// files are hashed once per (size, mtime, ctime, inode).
+    pub fn snapshot(&mut self) -> anyhow::Result<Oid> {
+        let mut options = StatusOptions::new();
+        options
+            .show(StatusShow::Workdir)
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_ignored(false)
+            .exclude_submodules(true);
+        let statuses = self
+            .repo
+            .statuses(Some(&mut options))
+            .context("reading the working directory's git status")?;
+        let mut on_disk: HashSet<String> = HashSet::new();
+        let mut gone: HashSet<String> = HashSet::new();
+        for entry in statuses.iter() {
+            let Ok(path) = std::str::from_utf8(entry.path_bytes()) else {
+                bail!(
+                    "a file name in {} is not UTF-8 ({}): rename it",
+                    self.root.display(),
+                    String::from_utf8_lossy(entry.path_bytes())
+                );
+            };
+            let status = entry.status();
+            if status.contains(Status::WT_DELETED) {
+                gone.insert(path.to_string());
+            } else if status.intersects(
+                Status::WT_NEW | Status::WT_MODIFIED | Status::WT_TYPECHANGE | Status::CONFLICTED,
+            ) && !path.ends_with('/')
+            {
+                // A trailing slash is an untracked nested repository: not ours to copy.
+                on_disk.insert(path.to_string());
+            }
+        }
+        drop(statuses);
+
+        let mut tree_index = Index::new().context("creating an in-memory git index")?;
+        let repo_index = self.repo.index().context("reading the git index")?;
+        for entry in repo_index.iter() {
+            let path = String::from_utf8_lossy(&entry.path).into_owned();
+            let stage = (entry.flags >> 12) & 0x3;
+            let skip = stage != 0
+                || path.starts_with(ENGINE_DIR)
+                || gone.contains(&path)
+                || on_disk.contains(&path);
+            if !skip {
+                tree_index.add(&tree_entry(&path, entry.mode, entry.id))?;
+            }
+        }
+        for path in on_disk.iter().filter(|p| !p.starts_with(ENGINE_DIR)) {
+            if let Some((mode, id)) = self.hash_file(path)? {
+                tree_index.add(&tree_entry(path, mode, id))?;
+            }
+        }
+        tree_index
+            .write_tree_to(&self.repo)
+            .context("writing the snapshot tree into the git object database")
+    }
+
+    /// The file's mode and blob id, or `None` when it vanished or is not a file.
+    fn hash_file(&mut self, path: &str) -> anyhow::Result<Option<(u32, Oid)>> {
+        let absolute = self.root.join(path);
+        let metadata = match std::fs::symlink_metadata(&absolute) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", absolute.display())),
+        };
+        let mode = if metadata.file_type().is_symlink() {
+            0o120000
+        } else if metadata.is_file() {
+            if std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o111 != 0 {
+                0o100755
+            } else {
+                0o100644
+            }
+        } else {
+            return Ok(None);
+        };
+        let stamp = stamp(&metadata, mode);
+        if let Some((cached, id)) = self.blobs.get(path)
+            && *cached == stamp
+        {
+            return Ok(Some((mode, *id)));
+        }
+        let id = if mode == 0o120000 {
+            let target = std::fs::read_link(&absolute)
+                .with_context(|| format!("reading the link {}", absolute.display()))?;
+            self.repo
+                .blob(target.as_os_str().as_encoded_bytes())
+                .with_context(|| format!("storing the link {}", absolute.display()))?
+        } else {
+            self.repo
+                .blob_path(&absolute)
+                .with_context(|| format!("storing {} as a git blob", absolute.display()))?
+        };
+        self.blobs.insert(path.to_string(), (stamp, id));
+        Ok(Some((mode, id)))
+    }
+
+    /// Records `tree` as checkpoint N (the next free number) under
+    /// `refs/sens/checkpoints/N`, its parent the previous checkpoint.
+    pub fn checkpoint(&mut self, tree: Oid) -> anyhow::Result<Checkpoint> {
+        let number = self.next_number;
+        let message = format!("sens checkpoint {number}");
+        let commit = self.commit_tree(tree, self.last_checkpoint, &message)?;
+        let name = format!("{CHECKPOINT_PREFIX}{number}");
+        self.repo
+            .reference(&name, commit, false, &message)
+            .with_context(|| format!("creating {name}"))?;
+        self.next_number += 1;
+        self.last_checkpoint = Some(commit);
+        Ok(Checkpoint {
+            number,
+            commit,
+            tree,
+        })
+    }
+
+    /// Points `refs/sens/approved` at `checkpoint`.
+    pub fn mark_approved(&self, checkpoint: &Checkpoint) -> anyhow::Result<()> {
+        let message = format!("sens approved checkpoint {}", checkpoint.number);
+        self.repo
+            .reference(APPROVED_REF, checkpoint.commit, true, &message)
+            .with_context(|| format!("moving {APPROVED_REF}"))?;
+        Ok(())
+    }
+
+    /// Keeps `tree` reachable from `refs/sens/trees` (one commit per new tree).
+    pub fn keep(&mut self, tree: Oid) -> anyhow::Result<()> {
+        if self.last_kept.is_some_and(|(kept, _)| kept == tree) {
+            return Ok(());
+        }
+        let parent = self.last_kept.map(|(_, commit)| commit);
+        let commit = self.commit_tree(tree, parent, "sens ledger tree")?;
+        self.repo
+            .reference(TREES_REF, commit, true, "sens ledger tree")
+            .with_context(|| format!("moving {TREES_REF}"))?;
+        self.last_kept = Some((tree, commit));
+        Ok(())
+    }
+
+    fn commit_tree(&self, tree: Oid, parent: Option<Oid>, message: &str) -> anyhow::Result<Oid> {
+        let tree = self.repo.find_tree(tree).context("finding a snapshot tree")?;
+        let parent = parent
+            .map(|id| self.repo.find_commit(id))
+            .transpose()
+            .context("finding the previous sens commit")?;
+        let signature = Signature::now("sens", "sens@localhost").context("making a signature")?;
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        self.repo
+            .commit(None, &signature, &signature, message, &tree, &parents)
+            .context("writing a sens commit")
+    }
+
+    /// Paths whose content differs between two trees.
+    pub fn changed_paths(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<String>> {
+        Ok(self
+            .deltas(from, to)?
+            .into_iter()
+            .map(|(path, _, _)| path)
+            .collect())
+    }
+
+    /// The text files changed between two trees, with their contents on each
+    /// side. Files that are not UTF-8 text are left out: the rules read code.
+    pub fn changes(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<FileChange>> {
+        let mut changes = Vec::new();
+        for (path, before, after) in self.deltas(from, to)? {
+            let (Some(before), Some(after)) = (self.text(before)?, self.text(after)?) else {
+                continue;
+            };
+            changes.push(FileChange {
+                path,
+                before,
+                after,
+            });
+        }
+        Ok(changes)
+    }
+
+    /// `Some(None)` for an absent side, `Some(Some(text))` for text, `None` for
+    /// binary content.
+    fn text(&self, id: Option<Oid>) -> anyhow::Result<Option<Option<String>>> {
+        let Some(id) = id else {
+            return Ok(Some(None));
+        };
+        let blob = self.repo.find_blob(id).context("reading a changed file's blob")?;
+        Ok(String::from_utf8(blob.content().to_vec()).ok().map(Some))
+    }
+
+    /// (path, blob before, blob after) for each file that differs; `None` when the
+    /// file is absent on that side.
+    fn deltas(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<(String, Option<Oid>, Option<Oid>)>> {
+        let old = self.repo.find_tree(from).context("finding the earlier tree")?;
+        let new = self.repo.find_tree(to).context("finding the later tree")?;
+        let diff = self
+            .repo
+            .diff_tree_to_tree(Some(&old), Some(&new), None)
+            .context("comparing two snapshot trees")?;
+        let present = |file: git2::DiffFile<'_>| {
+            let blob = file.mode() != git2::FileMode::Commit && !file.id().is_zero();
+            blob.then(|| file.id())
+        };
+        let mut out = Vec::new();
+        for delta in diff.deltas() {
+            let file = delta.new_file().path().or_else(|| delta.old_file().path());
+            let Some(path) = file.and_then(Path::to_str) else {
+                continue;
+            };
+            out.push((path.to_string(), present(delta.old_file()), present(delta.new_file())));
+        }
+        Ok(out)
+    }
+}
+
+fn tree_entry(path: &str, mode: u32, id: Oid) -> IndexEntry {
+    IndexEntry {
+        ctime: IndexTime::new(0, 0),
+        mtime: IndexTime::new(0, 0),
+        dev: 0,
+        ino: 0,
+        mode,
+        uid: 0,
+        gid: 0,
+        file_size: 0,
+        id,
+        flags: 0,
+        flags_extended: 0,
+        path: path.as_bytes().to_vec(),
+    }
+}
+
+fn stamp(metadata: &std::fs::Metadata, mode: u32) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    let nanos = |secs: i64, ns: i64| i128::from(secs) * 1_000_000_000 + i128::from(ns);
+    Stamp {
+        size: metadata.len(),
+        mtime_ns: nanos(metadata.mtime(), metadata.mtime_nsec()),
+        ctime_ns: nanos(metadata.ctime(), metadata.ctime_nsec()),
+        inode: metadata.ino(),
+        mode,
+    }
+}
+
+/// The next free checkpoint number and the newest checkpoint commit, so that a
+/// new session in the same repository continues the numbering.
+fn latest_checkpoint(repo: &Repository) -> anyhow::Result<(u64, Option<Oid>)> {
+    let mut best: Option<(u64, Oid)> = None;
+    let references = repo
+        .references_glob(&format!("{CHECKPOINT_PREFIX}*"))
+        .context("listing sens checkpoints")?;
+    for reference in references {
+        let reference = reference.context("reading a sens checkpoint ref")?;
+        let Ok(name) = reference.name() else {
+            continue;
+        };
+        let Ok(number) = name[CHECKPOINT_PREFIX.len()..].parse::<u64>() else {
+            continue;
+        };
+        let Some(target) = reference.target() else {
+            continue;
+        };
+        if best.is_none_or(|(n, _)| number > n) {
+            best = Some((number, target));
+        }
+    }
+    Ok(match best {
+        Some((n, id)) => (n + 1, Some(id)),
+        None => (1, None),
+    })
+}
