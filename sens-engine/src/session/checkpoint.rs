@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use git2::{
-    Index, IndexEntry, IndexTime, Oid, Repository, Signature, Status, StatusOptions,
-    StatusShow,
+    Index, IndexEntry, IndexTime, Oid, Repository, Signature, Status, StatusOptions, StatusShow,
 };
 
 use crate::judge::FileChange;
@@ -55,7 +54,10 @@ impl Checkpoints {
     /// Opens the repository whose working directory is `root`.
     pub fn open(root: &Path) -> anyhow::Result<Self> {
         let repo = Repository::open(root).with_context(|| {
-            format!("{} is not a git repository: run `git init` there first", root.display())
+            format!(
+                "{} is not a git repository: run `git init` there first",
+                root.display()
+            )
         })?;
         let workdir = repo
             .workdir()
@@ -234,7 +236,10 @@ impl Checkpoints {
     }
 
     fn commit_tree(&self, tree: Oid, parent: Option<Oid>, message: &str) -> anyhow::Result<Oid> {
-        let tree = self.repo.find_tree(tree).context("finding a snapshot tree")?;
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .context("finding a snapshot tree")?;
         let parent = parent
             .map(|id| self.repo.find_commit(id))
             .transpose()
@@ -278,14 +283,19 @@ impl Checkpoints {
         let Some(id) = id else {
             return Ok(Some(None));
         };
-        let blob = self.repo.find_blob(id).context("reading a changed file's blob")?;
+        let blob = self
+            .repo
+            .find_blob(id)
+            .context("reading a changed file's blob")?;
         Ok(String::from_utf8(blob.content().to_vec()).ok().map(Some))
     }
 
-    /// (path, blob before, blob after) for each file that differs; `None` when the
-    /// file is absent on that side.
-    fn deltas(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<(String, Option<Oid>, Option<Oid>)>> {
-        let old = self.repo.find_tree(from).context("finding the earlier tree")?;
+    /// Each file that differs, with its blob on each side.
+    fn deltas(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<Delta>> {
+        let old = self
+            .repo
+            .find_tree(from)
+            .context("finding the earlier tree")?;
         let new = self.repo.find_tree(to).context("finding the later tree")?;
         let diff = self
             .repo
@@ -301,11 +311,18 @@ impl Checkpoints {
             let Some(path) = file.and_then(Path::to_str) else {
                 continue;
             };
-            out.push((path.to_string(), present(delta.old_file()), present(delta.new_file())));
+            out.push((
+                path.to_string(),
+                present(delta.old_file()),
+                present(delta.new_file()),
+            ));
         }
         Ok(out)
     }
 }
+
+/// (path, blob before, blob after); `None` when the file is absent on that side.
+type Delta = (String, Option<Oid>, Option<Oid>);
 
 fn tree_entry(path: &str, mode: u32, id: Oid) -> IndexEntry {
     IndexEntry {

@@ -145,7 +145,11 @@ pub struct Session {
 
 impl Session {
     /// A session for the git repository at `root`; the ledger is opened now.
-    pub fn new(root: &Path, judge: Box<dyn Judge>, options: SessionOptions) -> anyhow::Result<Self> {
+    pub fn new(
+        root: &Path,
+        judge: Box<dyn Judge>,
+        options: SessionOptions,
+    ) -> anyhow::Result<Self> {
         let checkpoints = Checkpoints::open(root)?;
         let canonical_root = root
             .canonicalize()
@@ -350,7 +354,12 @@ impl Session {
         }
     }
 
-    fn on_file_write(&mut self, tool: &str, tool_input: &Value, cwd: &Path) -> anyhow::Result<Outcome> {
+    fn on_file_write(
+        &mut self,
+        tool: &str,
+        tool_input: &Value,
+        cwd: &Path,
+    ) -> anyhow::Result<Outcome> {
         let path = rebuild::target_path(tool, tool_input, cwd)?;
         let tree = self.judged_tree()?;
         if is_protected(&path) {
@@ -470,7 +479,10 @@ impl Session {
         let rounds = self.stop_rounds.entry(agent_key(input)).or_insert(0);
         *rounds += 1;
         if *rounds < self.options.max_stop_rounds {
-            return (Verdict::Block, json!({"decision": "block", "reason": reason}));
+            return (
+                Verdict::Block,
+                json!({"decision": "block", "reason": reason}),
+            );
         }
         self.awaiting_human = true;
         let message = format!(
@@ -563,7 +575,10 @@ fn str_field<'a>(input: &'a Value, name: &str) -> anyhow::Result<&'a str> {
 }
 
 fn agent_key(input: &Value) -> Option<String> {
-    input.get("agent_id").and_then(Value::as_str).map(str::to_string)
+    input
+        .get("agent_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 fn deny(reason: &str) -> Value {
@@ -603,7 +618,11 @@ fn same_finding(a: &Finding, b: &Finding) -> bool {
 }
 
 fn describe_all(findings: &[&Finding]) -> String {
-    findings.iter().map(|f| format!("- {}", describe(f))).collect::<Vec<_>>().join("\n")
+    findings
+        .iter()
+        .map(|f| format!("- {}", describe(f)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// One finding as the agent reads it: the new unit, what it copies, what to do.
@@ -633,7 +652,12 @@ fn describe(finding: &Finding) -> String {
 fn suggestions_context(suggestions: &[Suggestion]) -> String {
     let lines: Vec<String> = suggestions
         .iter()
-        .map(|s| format!("- `{}` at {}:{} ({} usages)", s.signature, s.file, s.line, s.usages))
+        .map(|s| {
+            format!(
+                "- `{}` at {}:{} ({} usages)",
+                s.signature, s.file, s.line, s.usages
+            )
+        })
         .collect();
     format!(
         "Sens: the project already has code that may serve this request; reuse it before \

@@ -37,7 +37,10 @@ pub fn content_after(tool: &str, input: &Value, path: &Path) -> anyhow::Result<S
             let new = field(tool, input, "new_string")?;
             let replace_all = input
                 .get("replace_all")
-                .map(|v| v.as_bool().context("Edit input field `replace_all` is not a boolean"))
+                .map(|v| {
+                    v.as_bool()
+                        .context("Edit input field `replace_all` is not a boolean")
+                })
                 .transpose()?
                 .unwrap_or(false);
             let current = read_existing(path, old.is_empty())?;
@@ -69,7 +72,12 @@ fn read_existing(path: &Path, may_be_new: bool) -> anyhow::Result<String> {
 
 /// Edit's rule: `old` -> `new`, every occurrence with `replace_all`, else the
 /// first. An empty `old` on an empty file creates it with `new`.
-pub fn apply_edit(current: &str, old: &str, new: &str, replace_all: bool) -> anyhow::Result<String> {
+pub fn apply_edit(
+    current: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> anyhow::Result<String> {
     if old.is_empty() {
         if current.is_empty() {
             return Ok(new.to_string());
@@ -91,7 +99,10 @@ pub fn apply_edit(current: &str, old: &str, new: &str, replace_all: bool) -> any
 /// or `cell-N` (N the 0-based position).
 pub fn edit_notebook(mut notebook: Value, input: &Value) -> anyhow::Result<Value> {
     let tool = "NotebookEdit";
-    let mode = input.get("edit_mode").and_then(Value::as_str).unwrap_or("replace");
+    let mode = input
+        .get("edit_mode")
+        .and_then(Value::as_str)
+        .unwrap_or("replace");
     let cell_id = input.get("cell_id").and_then(Value::as_str);
     let cell_type = input.get("cell_type").and_then(Value::as_str);
     let cells = notebook
@@ -131,7 +142,10 @@ pub fn edit_notebook(mut notebook: Value, input: &Value) -> anyhow::Result<Value
 }
 
 fn find_cell(cells: &[Value], id: &str) -> anyhow::Result<usize> {
-    if let Some(i) = cells.iter().position(|c| c.get("id").and_then(Value::as_str) == Some(id)) {
+    if let Some(i) = cells
+        .iter()
+        .position(|c| c.get("id").and_then(Value::as_str) == Some(id))
+    {
         return Ok(i);
     }
     id.strip_prefix("cell-")
