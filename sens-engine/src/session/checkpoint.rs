@@ -58,9 +58,9 @@ pub struct Checkpoints {
 impl Checkpoints {
     /// Opens the repository whose working directory is `root`.
     pub fn open(root: &Path) -> anyhow::Result<Self> {
-        let repo = Repository::open(root).with_context(|| {
+        let repo = Repository::discover(root).with_context(|| {
             format!(
-                "{} is not a git repository: run `git init` there first",
+                "{} is not in a git repository: run `git init` there first",
                 root.display()
             )
         })?;
@@ -443,4 +443,167 @@ fn latest_checkpoint(repo: &Repository) -> anyhow::Result<(u64, Option<Oid>)> {
         Some((n, id)) => (n + 1, Some(id)),
         None => (1, None),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(root: &Path, args: &[&str]) -> anyhow::Result<()> {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(root)
+            .status()
+            .context("running git")?;
+        anyhow::ensure!(status.success(), "git {args:?} failed");
+        Ok(())
+    }
+
+    fn repo_with_files() -> anyhow::Result<tempfile::TempDir> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path();
+        std::fs::write(root.join("kept.txt"), "kept\n")?;
+        std::fs::write(root.join("edited.txt"), "old\n")?;
+        std::fs::write(root.join("deleted.txt"), "bye\n")?;
+        std::fs::write(root.join(".gitignore"), "*.log\n")?;
+        git(root, &["init", "-q"])?;
+        git(root, &["add", "-A"])?;
+        git(root, &["commit", "-qm", "base"])?;
+        Ok(dir)
+    }
+
+    fn blob_text(checkpoints: &Checkpoints, tree: Oid, path: &str) -> Option<String> {
+        let tree = checkpoints.repo.find_tree(tree).ok()?;
+        let entry = tree.get_path(Path::new(path)).ok()?;
+        let blob = checkpoints.repo.find_blob(entry.id()).ok()?;
+        Some(String::from_utf8_lossy(blob.content()).into_owned())
+    }
+
+    #[test]
+    fn snapshot_is_the_working_directory_as_it_stands() -> anyhow::Result<()> {
+        let dir = repo_with_files()?;
+        let root = dir.path();
+        let mut checkpoints = Checkpoints::open(root)?;
+        let base = checkpoints.snapshot()?;
+        std::fs::write(root.join("edited.txt"), "new\n")?;
+        std::fs::remove_file(root.join("deleted.txt"))?;
+        std::fs::write(root.join("untracked.txt"), "fresh\n")?;
+        std::fs::write(root.join("build.log"), "ignored\n")?;
+        std::fs::create_dir_all(root.join(".sens"))?;
+        std::fs::write(root.join(".sens/state"), "engine\n")?;
+        std::fs::write(root.join("run.sh"), "#!/bin/sh\n")?;
+        std::fs::set_permissions(
+            root.join("run.sh"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )?;
+        std::os::unix::fs::symlink("kept.txt", root.join("link"))?;
+        let index_before = std::fs::read(root.join(".git/index"))?;
+
+        let now = checkpoints.snapshot()?;
+        assert_eq!(
+            blob_text(&checkpoints, now, "kept.txt").as_deref(),
+            Some("kept\n")
+        );
+        assert_eq!(
+            blob_text(&checkpoints, now, "edited.txt").as_deref(),
+            Some("new\n")
+        );
+        assert_eq!(
+            blob_text(&checkpoints, now, "untracked.txt").as_deref(),
+            Some("fresh\n")
+        );
+        assert_eq!(
+            blob_text(&checkpoints, now, "link").as_deref(),
+            Some("kept.txt")
+        );
+        assert_eq!(blob_text(&checkpoints, now, "deleted.txt"), None);
+        assert_eq!(blob_text(&checkpoints, now, "build.log"), None);
+        assert_eq!(blob_text(&checkpoints, now, ".sens/state"), None);
+        let tree = checkpoints.repo.find_tree(now)?;
+        assert_eq!(tree.get_path(Path::new("run.sh"))?.filemode(), 0o100755);
+        assert_eq!(tree.get_path(Path::new("link"))?.filemode(), 0o120000);
+        assert_eq!(std::fs::read(root.join(".git/index"))?, index_before);
+
+        let mut changed = checkpoints.changed_paths(base, now)?;
+        changed.sort();
+        assert_eq!(
+            changed,
+            [
+                "deleted.txt",
+                "edited.txt",
+                "link",
+                "run.sh",
+                "untracked.txt"
+            ]
+        );
+        let changes = checkpoints.changes(base, now)?;
+        let edited = changes.iter().find(|c| c.path == "edited.txt");
+        assert_eq!(edited.and_then(|c| c.before.as_deref()), Some("old\n"));
+        assert_eq!(edited.and_then(|c| c.after.as_deref()), Some("new\n"));
+        let deleted = changes.iter().find(|c| c.path == "deleted.txt");
+        assert_eq!(deleted.map(|c| c.after.is_none()), Some(true));
+        Ok(())
+    }
+
+    #[test]
+    fn snapshot_follows_the_real_index_and_repeats_when_nothing_changed() -> anyhow::Result<()> {
+        let dir = repo_with_files()?;
+        let root = dir.path();
+        let mut checkpoints = Checkpoints::open(root)?;
+        let first = checkpoints.snapshot()?;
+        assert_eq!(checkpoints.snapshot()?, first);
+        // A file git now tracks although .gitignore names it stays in the snapshot.
+        std::fs::write(root.join("forced.log"), "tracked anyway\n")?;
+        git(root, &["add", "-f", "forced.log"])?;
+        let forced = checkpoints.snapshot()?;
+        assert_eq!(
+            blob_text(&checkpoints, forced, "forced.log").as_deref(),
+            Some("tracked anyway\n")
+        );
+        // Rewriting a file with the same size within the same second is seen.
+        std::fs::write(root.join("kept.txt"), "KEPT\n")?;
+        let rewritten = checkpoints.snapshot()?;
+        assert_eq!(
+            blob_text(&checkpoints, rewritten, "kept.txt").as_deref(),
+            Some("KEPT\n")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn checkpoints_number_on_across_sessions_under_private_refs() -> anyhow::Result<()> {
+        let dir = repo_with_files()?;
+        let root = dir.path();
+        let head_before = std::fs::read(root.join(".git/HEAD"))?;
+        let mut checkpoints = Checkpoints::open(root)?;
+        let tree = checkpoints.snapshot()?;
+        let first = checkpoints.checkpoint(tree)?;
+        let second = checkpoints.checkpoint(tree)?;
+        assert_eq!((first.number, second.number), (1, 2));
+        checkpoints.mark_approved(&second)?;
+        let mut reopened = Checkpoints::open(root)?;
+        let third = reopened.checkpoint(tree)?;
+        assert_eq!(third.number, 3);
+        let commit = reopened.repo.find_commit(third.commit)?;
+        assert_eq!(commit.parent_id(0)?, second.commit);
+        let approved = reopened.repo.find_reference(APPROVED_REF)?.target();
+        assert_eq!(approved, Some(second.commit));
+        assert_eq!(std::fs::read(root.join(".git/HEAD"))?, head_before);
+        Ok(())
+    }
+
+    #[test]
+    fn a_folder_inside_a_repository_is_refused() -> anyhow::Result<()> {
+        let dir = repo_with_files()?;
+        std::fs::create_dir_all(dir.path().join("sub"))?;
+        let error = Checkpoints::open(&dir.path().join("sub"))
+            .err()
+            .map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.contains("top folder")));
+        let plain = tempfile::tempdir()?;
+        assert!(Checkpoints::open(plain.path()).is_err());
+        Ok(())
+    }
 }

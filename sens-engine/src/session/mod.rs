@@ -665,3 +665,67 @@ fn suggestions_context(suggestions: &[Suggestion]) -> String {
         lines.join("\n")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::{ExistingUnit, NewUnit};
+
+    fn finding(file: &str, blocks: bool, existing: bool) -> Finding {
+        Finding {
+            rule: if existing { "copy.near" } else { "orphan" }.into(),
+            blocks,
+            similarity: 0.875,
+            message: "Call it.".into(),
+            new: NewUnit {
+                file: file.into(),
+                line: 7,
+                name: "dup".into(),
+            },
+            existing: existing.then(|| ExistingUnit {
+                file: "lib/orig.py".into(),
+                line: 12,
+                signature: "def orig(a, b)".into(),
+                usages: 3,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_session_can_move_to_another_thread() {
+        fn assert_send<T: Send>() {}
+        assert_send::<Session>();
+    }
+
+    #[test]
+    fn a_finding_reads_as_what_to_reuse() {
+        assert_eq!(
+            describe(&finding("app/new.py", true, true)),
+            "app/new.py:7 `dup` copies lib/orig.py:12 `def orig(a, b)` (copy.near, similarity 0.88, 3 usages): Call it."
+        );
+        assert_eq!(
+            describe(&finding("app/new.py", true, false)),
+            "app/new.py:7 `dup` (orphan): Call it."
+        );
+    }
+
+    #[test]
+    fn blocking_findings_merge_audit_and_pending_once() {
+        let audit = [finding("a.py", true, true), finding("b.py", false, true)];
+        let pending = [finding("a.py", true, true), finding("c.py", true, true)];
+        let files: Vec<&str> = blocking_of(&audit, &pending)
+            .iter()
+            .map(|f| f.new.file.as_str())
+            .collect();
+        assert_eq!(files, ["a.py", "c.py"]);
+    }
+
+    #[test]
+    fn callback_ids_round_trip() {
+        for event in Event::ALL {
+            assert_eq!(Event::from_callback_id(&event.callback_id()), Some(event));
+            assert_eq!(Event::from_name(event.name()), Some(event));
+        }
+        assert_eq!(Event::from_callback_id("sens_Notification"), None);
+    }
+}
