@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 
 use common::*;
 use git2::Repository;
+use sens_engine::session::{Session, SessionOptions};
 use serde_json::{Value, json};
 
 fn write_input(project: &Project, rel: &str, content: &str) -> Value {
@@ -44,6 +45,20 @@ fn registrations_cover_every_event_for_every_tool() -> anyhow::Result<()> {
         );
         assert!(matchers[0]["timeout"].as_u64().is_some_and(|t| t > 0));
     }
+    Ok(())
+}
+
+#[test]
+fn a_ledger_inside_the_project_is_refused_unless_under_sens() -> anyhow::Result<()> {
+    let project = Project::new()?;
+    let judge = || Box::new(MarkerJudge::new(&project.root, project.fail.clone()));
+    let inside = SessionOptions::new(project.root.join("hooks.jsonl"));
+    let error = Session::new(&project.root, judge(), inside)
+        .err()
+        .map(|e| e.to_string());
+    assert!(error.is_some_and(|e| e.contains("inside the project")));
+    let under_sens = SessionOptions::new(project.root.join(".sens/hooks.jsonl"));
+    assert!(Session::new(&project.root, judge(), under_sens).is_ok());
     Ok(())
 }
 

@@ -154,6 +154,19 @@ impl Session {
         let canonical_root = root
             .canonicalize()
             .with_context(|| format!("resolving the project root {}", root.display()))?;
+        let cwd = std::env::current_dir().context("reading the current folder")?;
+        let ledger_path = protect::normalize(&cwd, &options.ledger);
+        let inside = [root, canonical_root.as_path()]
+            .iter()
+            .any(|r| ledger_path.starts_with(protect::normalize(&cwd, r)));
+        if inside && !is_protected(&ledger_path) {
+            bail!(
+                "the hook ledger {} is inside the project {}: every callback would change the \
+                 project the engine audits; put it outside the project or under .sens/",
+                options.ledger.display(),
+                root.display()
+            );
+        }
         let ledger = Ledger::open(&options.ledger)?;
         Ok(Self {
             root: root.to_path_buf(),
