@@ -179,6 +179,29 @@ fn analyze_git(args: &[String], cwd: &Path, root: &Path, out: &mut ShellAnalysis
             record_writes(path, cwd, root, sub == "rm" || sub == "mv", out);
         }
     }
+    let engine_dir = root.join(".sens");
+    if removes_untracked(sub, sub_args) && engine_dir.exists() {
+        out.protected_writes.push(engine_dir);
+    }
+}
+
+/// `git clean -d/-x/-X` and `git stash -u/-a` remove untracked folders such as
+/// `.sens/`.
+fn removes_untracked(sub: &str, args: &[String]) -> bool {
+    let short_flag = |letters: &[char]| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letters))
+    };
+    match sub {
+        "clean" => short_flag(&['d', 'x', 'X']),
+        "stash" => {
+            short_flag(&['u', 'a'])
+                || args
+                    .iter()
+                    .any(|a| a == "--include-untracked" || a == "--all")
+        }
+        _ => false,
+    }
 }
 
 /// The subcommand after git's global options, and its arguments.
@@ -330,10 +353,26 @@ fn glob_hits_protected(pattern: &Path, cwd: &Path, root: &Path, removal: bool) -
     }
     dirs.iter()
         .flat_map(|dir| protected_candidates(dir))
-        .filter(|candidate| matcher.is_match(candidate))
+        .filter(|candidate| matcher.is_match(candidate) && dot_names_spelled(pattern, candidate))
         .any(|candidate| {
             is_protected(&candidate) || (removal && removal_touches_protected(&candidate, root))
         })
+}
+
+/// Bash globs do not match names that start with a dot unless the pattern's
+/// component starts with one too (`rm -rf *` spares `.sens`, `rm -rf .*` does not).
+fn dot_names_spelled(pattern: &Path, candidate: &Path) -> bool {
+    let pattern: Vec<_> = pattern.components().collect();
+    let candidate: Vec<_> = candidate.components().collect();
+    if pattern.len() != candidate.len() {
+        // `**` spans folders: stay cautious.
+        return true;
+    }
+    let dotted = |c: &std::path::Component<'_>| c.as_os_str().to_string_lossy().starts_with('.');
+    pattern
+        .iter()
+        .zip(&candidate)
+        .all(|(p, c)| !dotted(c) || dotted(p))
 }
 
 /// Splits redirections off a simple command's words: the remaining words, and the
@@ -705,6 +744,8 @@ mod tests {
             "ln -sf /tmp/x /p/.mcp.json",
             "echo x > \"/p/.claude/settings.json\"",
             "cat <<'EOF' > /p/.mcp.json\n{}\nEOF",
+            "rm /p/.claude/*",
+            "cd /p && rm -rf .[a-z]*",
         ] {
             assert!(
                 !run(command).protected_writes.is_empty(),
@@ -727,6 +768,10 @@ mod tests {
             "cmd >&2",
             "echo '.sens' > notes.txt",
             "diff <(cat a) b",
+            "rm -rf *",
+            "rm -f ../*.json",
+            "git clean -n",
+            "git stash",
         ] {
             assert_eq!(
                 run(command).protected_writes,
@@ -734,6 +779,29 @@ mod tests {
                 "`{command}` does not write a protected path"
             );
         }
+    }
+
+    #[test]
+    fn removing_untracked_folders_touches_the_engine_folder_when_it_exists() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path();
+        let removes = |command: &str| -> anyhow::Result<bool> {
+            Ok(!analyze(command, root, root)?.protected_writes.is_empty())
+        };
+        assert!(!removes("git clean -fdx")?, "no .sens folder yet");
+        std::fs::create_dir_all(root.join(".sens"))?;
+        for command in [
+            "git clean -fd",
+            "git clean -fX",
+            "git stash -u",
+            "git stash push --all",
+        ] {
+            assert!(removes(command)?, "`{command}` removes .sens/");
+        }
+        for command in ["git clean -n", "git stash", "git stash pop", "git clean -f"] {
+            assert!(!removes(command)?, "`{command}` leaves .sens/");
+        }
+        Ok(())
     }
 
     #[test]
