@@ -267,6 +267,29 @@ fn git_commit_while_unapproved_is_denied_and_changes_nothing() -> anyhow::Result
             .get_path(std::path::Path::new("src/beta.rs"))
             .is_ok()
     );
+
+    // The commit runs with the real git, and every object the engine wrote is sound.
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(&project.root)
+            .output()
+    };
+    assert!(git(&["add", "-A"])?.status.success());
+    assert!(git(&["commit", "-qm", "add beta"])?.status.success());
+    let head = repo.head()?.peel_to_commit()?;
+    assert_eq!(
+        head.tree_id(),
+        approved.tree_id(),
+        "what was committed was approved"
+    );
+    let fsck = git(&["fsck", "--strict", "--no-dangling"])?;
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
     Ok(())
 }
 
