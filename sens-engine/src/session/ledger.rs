@@ -53,7 +53,12 @@ pub struct Entry<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<&'a str>,
     pub input_digest: String,
-    /// The project state the engine judged (hex tree id).
+    /// The project state the engine judged (hex tree id): for PreToolUse the
+    /// state of the last rescan (the tool has not run; a Write is judged as this
+    /// tree plus the input's content), except a `git commit`/`git push` audit; for
+    /// every other event a snapshot taken when the callback arrived. A
+    /// PostToolUse rescan covers the change from the previous rescan's tree (the
+    /// latest earlier UserPromptSubmit or PostToolUse line) to this one.
     pub tree_before: Option<String>,
     /// The approved point's tree when the callback arrived.
     pub approved_tree: Option<String>,
