@@ -547,3 +547,26 @@ fn every_callback_lands_in_the_ledger_with_what_a_replay_needs() -> anyhow::Resu
     }
     Ok(())
 }
+
+#[test]
+fn a_failed_command_that_wrote_a_copy_is_found_too() -> anyhow::Result<()> {
+    let mut project = Project::new()?;
+    project.handle(&project.prompt("add beta"));
+    project.write("src/beta.rs", &copy_source())?;
+    let mut failure = project.pre("Bash", json!({"command": "cp x src/beta.rs && false"}));
+    failure["hook_event_name"] = json!("PostToolUseFailure");
+    failure["error"] = json!("Exit code 1");
+    failure["is_interrupt"] = json!(false);
+    failure["duration_ms"] = json!(5);
+    let output = project.handle(&failure);
+    assert_eq!(
+        output["hookSpecificOutput"]["hookEventName"],
+        "PostToolUseFailure"
+    );
+    let context = output["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or("");
+    assert!(context.contains("src/alpha.rs:3"), "{output}");
+    assert_eq!(project.session.pending().len(), 1);
+    Ok(())
+}
