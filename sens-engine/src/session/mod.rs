@@ -304,23 +304,20 @@ impl Session {
 
     /// The answer when the engine failed: never an approval.
     fn failure(&mut self, event: Option<Event>, input: &Value, error: &str) -> Outcome {
-        let (verdict_output, tree) = match event {
-            Some(Event::PreToolUse) => (
-                deny(&format!(
-                    "Sens could not judge this tool call, so it was not run (engine failure: {error}). \
-                     Retry it; if it keeps failing, stop and tell the user."
-                )),
-                self.last_look,
-            ),
+        let output = match event {
+            Some(Event::PreToolUse) => deny(&format!(
+                "Sens could not judge this tool call, so it was not run (engine failure: {error}). \
+                 Retry it; if it keeps failing, stop and tell the user."
+            )),
             Some(event @ (Event::Stop | Event::SubagentStop)) => {
                 let reason = format!(
                     "Sens could not audit the change (engine failure: {error}). Nothing was approved."
                 );
-                (self.failed_round(event, input, reason).1, self.last_look)
+                self.failed_round(event, input, reason).1
             }
-            _ => (json!({}), self.last_look),
+            _ => json!({}),
         };
-        let mut outcome = Outcome::new(Verdict::Error, verdict_output, tree);
+        let mut outcome = Outcome::new(Verdict::Error, output, self.last_look);
         outcome.error = Some(error.to_string());
         outcome
     }
