@@ -7,3 +7,4 @@ pub const CANON: &str = include_str!("canon.md");
 
 pub mod finding;
 pub mod judge;
+pub mod session;
