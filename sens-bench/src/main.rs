@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use sens_bench::engine_cli;
 
 #[derive(Parser)]
 #[command(
@@ -17,11 +18,19 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// The engine on the command line: index, dupes.
+    Engine {
+        #[command(subcommand)]
+        command: engine_cli::EngineCommand,
+    },
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome: anyhow::Result<ExitCode> = match cli.command {};
+    let outcome: anyhow::Result<ExitCode> = match cli.command {
+        Command::Engine { command } => engine_cli::run(command),
+    };
     match outcome {
         Ok(code) => code,
         Err(err) => {
