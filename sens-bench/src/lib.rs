@@ -3,3 +3,5 @@
 //! every command is a function in one of these modules.
 
 pub mod proc;
+pub mod record;
+pub mod stats;
