@@ -26,8 +26,10 @@ pub const CONFIDENCE: f64 = 0.95;
 /// fits, C(26, 13) = 10,400,600 does not.
 pub const MAX_RELABELLINGS: u128 = 5_000_000;
 /// The most distinct values a stratified null distribution may hold while strata are
-/// combined; beyond it the exact distribution is refused.
-pub const MAX_NULL_SUPPORT: usize = 1_000_000;
+/// combined; beyond it the exact distribution is refused. Integer metrics such as
+/// lines added stay far below it (their sums share values); tokens or costs over
+/// many tasks exceed it, and their stratified p is then not reported.
+pub const MAX_NULL_SUPPORT: usize = 100_000;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StatsError {
@@ -409,7 +411,7 @@ pub fn stratified_permutation_test(
     let mut joint: Vec<(f64, u128)> = vec![(0.0, 1)];
     for values in per_stratum {
         let stratum = merge_close(values.into_iter().map(|v| (v, 1)).collect(), tolerance);
-        if joint.len().saturating_mul(stratum.len()) > MAX_NULL_SUPPORT.saturating_mul(4) {
+        if joint.len().saturating_mul(stratum.len()) > MAX_NULL_SUPPORT.saturating_mul(20) {
             return Err(StatsError::SupportTooLarge {
                 strata: strata.len(),
             });
@@ -467,7 +469,8 @@ pub fn fisher_exact(a: Counts, b: Counts, alternative: Alternative) -> Result<f6
     let population = a.n + b.n;
     let successes = a.successes + b.successes;
     // a.successes follows the hypergeometric law of a.n draws from the population.
-    let law = Hypergeometric::new(population, successes, a.n).map_err(|_| StatsError::EmptySample)?;
+    let law =
+        Hypergeometric::new(population, successes, a.n).map_err(|_| StatsError::EmptySample)?;
     let lowest = (a.n + successes).saturating_sub(population);
     let highest = a.n.min(successes);
     let observed = a.successes;
@@ -569,8 +572,13 @@ mod tests {
     #[test]
     fn too_many_relabellings_are_refused_not_enumerated() {
         let big: Vec<f64> = (0..40).map(f64::from).collect();
-        let err = permutation_test(&big[..20], &big[20..], Statistic::MeanDiff, Alternative::Less)
-            .unwrap_err();
+        let err = permutation_test(
+            &big[..20],
+            &big[20..],
+            Statistic::MeanDiff,
+            Alternative::Less,
+        )
+        .unwrap_err();
         assert!(matches!(err, StatsError::TooManyRelabellings { .. }));
         assert!(err.to_string().contains("137846528820"), "{err}");
     }
@@ -641,10 +649,7 @@ mod tests {
         let ci = first.per_task[0].ci;
         assert!(ci.low <= -9.0 && -9.0 <= ci.high, "{ci:?}");
         assert!(ci.low >= 10.0 - 25.0 && ci.high <= 19.0 - 20.0, "{ci:?}");
-        let other = Bootstrap {
-            seed: 7,
-            ..boot
-        };
+        let other = Bootstrap { seed: 7, ..boot };
         let moved = other.median_diffs(&cells).unwrap();
         assert_eq!(moved.per_task[0].value, first.per_task[0].value);
     }
