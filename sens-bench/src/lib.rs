@@ -4,4 +4,6 @@
 
 pub mod proc;
 pub mod record;
+pub mod report;
 pub mod stats;
+pub mod stats_bench;
