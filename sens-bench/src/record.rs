@@ -14,7 +14,7 @@
 //! jscpd not installed); every field must still be present, so a writer that forgets
 //! a field is caught instead of read as "not measured".
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::fs;
 use std::path::Path;
@@ -230,6 +230,9 @@ pub fn read_records(path: &Path) -> anyhow::Result<Vec<RunRecord>> {
 /// Parses the text of a `runs.jsonl`; `path` only names the file in errors.
 pub fn parse_records(text: &str, path: &Path) -> anyhow::Result<Vec<RunRecord>> {
     let mut records = Vec::new();
+    // Which line holds each run: a resumed batch must never record a run twice.
+    let mut seen: HashMap<(String, Option<String>, Option<u32>, String, u32), usize> =
+        HashMap::new();
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -256,6 +259,27 @@ pub fn parse_records(text: &str, path: &Path) -> anyhow::Result<Vec<RunRecord>> 
         }
         if record.step == Some(0) {
             bail!("{}:{line_no}: `step` is 1-based; found 0", path.display());
+        }
+        let key = (
+            record.task.clone(),
+            record.sequence.clone(),
+            record.step,
+            record.condition.clone(),
+            record.rep,
+        );
+        if let Some(first) = seen.insert(key, line_no) {
+            bail!(
+                "{}:{line_no}: the same run (task {}, condition {}, rep {}{}) is already recorded on line {first}; \
+                 a batch records each run once",
+                path.display(),
+                record.task,
+                record.condition,
+                record.rep,
+                record
+                    .sequence_step()
+                    .map(|(name, step)| format!(", sequence {name} step {step}"))
+                    .unwrap_or_default()
+            );
         }
         records.push(record);
     }
@@ -329,6 +353,19 @@ pub(crate) mod tests {
         let records = parse_one(&value).unwrap();
         assert_eq!(records[0].status, RunStatus::Timeout);
         assert_eq!(records[0].error.as_deref(), Some("no result after 900 s"));
+    }
+
+    #[test]
+    fn a_run_recorded_twice_names_both_lines() {
+        let mut other = sample_json();
+        other["rep"] = 2.into();
+        let text = format!("{}\n{}\n{}\n", sample_json(), other, sample_json());
+        let err = format!(
+            "{:#}",
+            parse_records(&text, Path::new("runs.jsonl")).unwrap_err()
+        );
+        assert!(err.contains("runs.jsonl:3"), "{err}");
+        assert!(err.contains("already recorded on line 1"), "{err}");
     }
 
     #[test]

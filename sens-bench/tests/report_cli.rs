@@ -144,7 +144,7 @@ fn report_writes_markdown_csv_and_plots_into_the_batch() {
     let md = fs::read_to_string(batch.join("report.md")).unwrap();
     // Counted and listed apart; only ok runs in the statistics.
     assert!(
-        md.contains("20 records (17 ok, 1 agent_error, 1 timeout, 1 infra_error)"),
+        md.contains("20 task runs (17 ok, 1 agent_error, 1 timeout, 1 infra_error)"),
         "{md}"
     );
     assert!(md.contains("Only `ok` runs enter the statistics"));
@@ -367,7 +367,10 @@ fn a_batch_of_failed_runs_only_reports_them() {
     );
     ok(&["report", arg(&batch)]);
     let md = fs::read_to_string(batch.join("report.md")).unwrap();
-    assert!(md.contains("2 records (1 timeout, 1 infra_error)"), "{md}");
+    assert!(
+        md.contains("2 task runs (1 timeout, 1 infra_error)"),
+        "{md}"
+    );
     assert!(md.contains("| a | C0 | 1 | infra_error |"), "{md}");
     assert!(
         md.contains("No comparisons: the baseline C0 has no ok runs"),
@@ -399,6 +402,20 @@ fn empty_missing_and_malformed_batches_are_clear_errors() {
     fs::write(broken.join("runs.jsonl"), text).unwrap();
     let message = fails(&["report", arg(&broken)]);
     assert!(message.contains("runs.jsonl:2"), "{message}");
+
+    let twice = tmp.path().join("twice");
+    write_batch(
+        &twice,
+        &[
+            record("a", "C0", 1, "ok", 4),
+            record("a", "C0", 1, "timeout", 0),
+        ],
+    );
+    let message = fails(&["report", arg(&twice)]);
+    assert!(
+        message.contains("runs.jsonl:2") && message.contains("already recorded on line 1"),
+        "{message}"
+    );
 
     let message = fails(&["report", arg(&fixture("sequence-small"))]);
     assert!(message.contains("sequence report"), "{message}");

@@ -148,12 +148,17 @@ pub struct Analysis {
 }
 
 impl Analysis {
+    /// Task runs (sequence steps belong to `sequence report`).
+    pub fn task_runs(&self) -> impl Iterator<Item = &RunRecord> {
+        self.records.iter().filter(|r| r.sequence.is_none())
+    }
+
     pub fn failed(&self) -> impl Iterator<Item = &RunRecord> {
-        self.records.iter().filter(|r| r.status != RunStatus::Ok)
+        self.task_runs().filter(|r| r.status != RunStatus::Ok)
     }
 
     pub fn flagged(&self) -> impl Iterator<Item = &RunRecord> {
-        self.records.iter().filter(|r| r.integrity.any())
+        self.task_runs().filter(|r| r.integrity.any())
     }
 
     /// `ok` task runs of one cell.
@@ -198,8 +203,15 @@ pub fn analyse(
     let conditions: Vec<String> = distinct(task_runs().map(|r| r.condition.clone()));
     let tasks: Vec<String> = distinct(task_runs().map(|r| r.task.clone()));
     let mut status_counts = BTreeMap::new();
-    for record in &records {
+    for record in task_runs() {
         *status_counts.entry(record.status).or_insert(0) += 1;
+    }
+    let steps = records.len() - task_runs().count();
+    let mut notes = Vec::new();
+    if steps > 0 {
+        notes.push(format!(
+            "{steps} sequence step records are left out here (see `sens-bench sequence report`); runs.csv holds them."
+        ));
     }
     let mut analysis = Analysis {
         batch: batch.to_string(),
@@ -212,7 +224,7 @@ pub fn analyse(
         comparisons: Vec::new(),
         fisher: Vec::new(),
         hooks: Vec::new(),
-        notes: Vec::new(),
+        notes,
         manifest,
         records,
     };

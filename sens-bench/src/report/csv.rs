@@ -138,6 +138,7 @@ mod tests {
     fn a_row_per_record_with_nested_fields_flattened() {
         let mut failed = sample_json();
         failed["status"] = "infra_error".into();
+        failed["rep"] = 2.into();
         failed["tokens"] = serde_json::Value::Null;
         failed["error"] = "setup failed (see setup.log)".into();
         failed["probes"] = serde_json::json!({"csv": 2});

@@ -49,7 +49,7 @@ fn header(out: &mut String, a: &Analysis) -> std::fmt::Result {
     let total: usize = a.status_counts.values().sum();
     writeln!(
         out,
-        "{total} records ({}). Only `ok` runs enter the statistics; runs that ended in an \
+        "{total} task runs ({}). Only `ok` runs enter the statistics; runs that ended in an \
          agent error, a timeout or an infrastructure error are counted under \"Failed runs\" \
          and never mixed into results.\n",
         status_summary(&a.status_counts)
