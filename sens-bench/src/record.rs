@@ -187,7 +187,28 @@ where
     Option::<T>::deserialize(deserializer)
 }
 
+/// What identifies a run in a batch: a batch records each key once (a resumed run
+/// skips the keys already recorded).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RunKey {
+    pub task: String,
+    pub sequence: Option<String>,
+    pub step: Option<u32>,
+    pub condition: String,
+    pub rep: u32,
+}
+
 impl RunRecord {
+    pub fn key(&self) -> RunKey {
+        RunKey {
+            task: self.task.clone(),
+            sequence: self.sequence.clone(),
+            step: self.step,
+            condition: self.condition.clone(),
+            rep: self.rep,
+        }
+    }
+
     /// The fields a graded (`ok`) run must carry; `None` when they are all there,
     /// else the name of the first missing one.
     pub fn missing_graded_field(&self) -> Option<&'static str> {
@@ -231,8 +252,7 @@ pub fn read_records(path: &Path) -> anyhow::Result<Vec<RunRecord>> {
 pub fn parse_records(text: &str, path: &Path) -> anyhow::Result<Vec<RunRecord>> {
     let mut records = Vec::new();
     // Which line holds each run: a resumed batch must never record a run twice.
-    let mut seen: HashMap<(String, Option<String>, Option<u32>, String, u32), usize> =
-        HashMap::new();
+    let mut seen: HashMap<RunKey, usize> = HashMap::new();
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -260,14 +280,7 @@ pub fn parse_records(text: &str, path: &Path) -> anyhow::Result<Vec<RunRecord>> 
         if record.step == Some(0) {
             bail!("{}:{line_no}: `step` is 1-based; found 0", path.display());
         }
-        let key = (
-            record.task.clone(),
-            record.sequence.clone(),
-            record.step,
-            record.condition.clone(),
-            record.rep,
-        );
-        if let Some(first) = seen.insert(key, line_no) {
+        if let Some(first) = seen.insert(record.key(), line_no) {
             bail!(
                 "{}:{line_no}: the same run (task {}, condition {}, rep {}{}) is already recorded on line {first}; \
                  a batch records each run once",
