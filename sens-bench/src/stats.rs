@@ -22,8 +22,8 @@ pub const RESAMPLES: usize = 10_000;
 pub const DEFAULT_SEED: u64 = 20_260_530;
 /// Coverage of the bootstrap intervals.
 pub const CONFIDENCE: f64 = 0.95;
-/// The most relabellings one test (or one stratum) enumerates: C(24, 12) = 2,704,156
-/// fits, C(26, 13) = 10,400,600 does not.
+/// The most relabellings one test (or one stratum) enumerates: 12 vs 12 runs
+/// (C(24, 12) = 2,704,156) fit, 13 vs 12 (C(25, 12) = 5,200,300) do not.
 pub const MAX_RELABELLINGS: u128 = 5_000_000;
 /// The most distinct values a stratified null distribution may hold while strata are
 /// combined; beyond it the exact distribution is refused. Integer metrics such as
@@ -126,9 +126,9 @@ pub fn mean(values: &[f64]) -> Option<f64> {
     Some(values.iter().sum::<f64>() / values.len() as f64)
 }
 
-/// The `q`-th percentile (0..=100) of sorted values, interpolating linearly between
-/// neighbours as numpy's default does (so intervals match scipy's).
-pub fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
+/// The `q`-th percentile (0..=100) of sorted, non-empty values, interpolating
+/// linearly between neighbours as numpy's default does (so intervals match scipy's).
+fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
     let position = (sorted.len() - 1) as f64 * q / 100.0;
     let below = position.floor() as usize;
     let above = (below + 1).min(sorted.len() - 1);
@@ -258,7 +258,10 @@ fn cell_median_diff(cells: &Cells<'_>) -> f64 {
 
 /// C(n, k) in exact integers; `None` on overflow.
 pub fn binomial(n: u64, k: u64) -> Option<u128> {
-    let k = k.min(n - k.min(n));
+    if k > n {
+        return Some(0);
+    }
+    let k = k.min(n - k);
     let mut result: u128 = 1;
     for i in 0..k {
         result = result.checked_mul(u128::from(n - i))? / u128::from(i + 1);
@@ -530,6 +533,7 @@ mod tests {
         assert_eq!(binomial(6, 3), Some(20));
         assert_eq!(binomial(24, 12), Some(2_704_156));
         assert_eq!(binomial(5, 0), Some(1));
+        assert_eq!(binomial(3, 5), Some(0));
         assert_eq!(binomial(200, 100), None);
     }
 
@@ -614,6 +618,34 @@ mod tests {
         assert_eq!(less, brute_less);
         let two = stratified_permutation_test(&strata, Alternative::TwoSided).unwrap();
         assert_eq!(two, (2.0 * brute_less.min(brute_greater)).min(1.0));
+    }
+
+    #[test]
+    fn stratified_is_exact_over_a_bench_sized_batch_of_integers() {
+        // 12 tasks, 3 vs 3 runs, condition below baseline in every task: only the
+        // observed relabelling is as extreme, 1 in 20^12.
+        let values: Vec<[f64; 6]> = (0..12)
+            .map(|t| {
+                let base = f64::from(t * 37 % 200);
+                [
+                    base,
+                    base + 4.0,
+                    base + 9.0,
+                    base + 50.0,
+                    base + 61.0,
+                    base + 75.0,
+                ]
+            })
+            .collect();
+        let strata: Vec<Cells> = values
+            .iter()
+            .map(|v| Cells {
+                condition: &v[..3],
+                baseline: &v[3..],
+            })
+            .collect();
+        let p = stratified_permutation_test(&strata, Alternative::Less).unwrap();
+        assert_eq!(p, 1.0 / 20f64.powi(12));
     }
 
     #[test]
