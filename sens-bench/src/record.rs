@@ -106,14 +106,14 @@ impl Integrity {
     }
 }
 
+/// The agent of a run; the same shape as the batch manifest's agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentInfo {
     pub name: String,
+    /// The Claude Code CLI's version.
     pub version: String,
-    #[serde(deserialize_with = "required")]
-    pub model: Option<String>,
-    #[serde(deserialize_with = "required")]
-    pub effort: Option<String>,
+    pub model: String,
+    pub effort: String,
 }
 
 /// One run (task x condition x rep), or one step of a Horizonte sequence.
@@ -187,19 +187,18 @@ where
     Option::<T>::deserialize(deserializer)
 }
 
-/// What identifies a run in a batch: a batch records each key once (a resumed run
-/// skips the keys already recorded).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RunKey {
-    pub task: String,
-    pub sequence: Option<String>,
-    pub step: Option<u32>,
-    pub condition: String,
-    pub rep: u32,
+/// What identifies a run in a batch: a batch records each once.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct RunKey {
+    task: String,
+    sequence: Option<String>,
+    step: Option<u32>,
+    condition: String,
+    rep: u32,
 }
 
 impl RunRecord {
-    pub fn key(&self) -> RunKey {
+    fn key(&self) -> RunKey {
         RunKey {
             task: self.task.clone(),
             sequence: self.sequence.clone(),
@@ -317,7 +316,7 @@ pub(crate) mod tests {
             "cost_usd": 0.25, "turns": 4, "duration_s": 61.5,
             "hooks": {"denials": 0, "blocks": 0, "pauses": 0, "suggestions": 2},
             "integrity": {"touched_task_files": false, "edited_tests": false},
-            "agent": {"name": "oracle", "version": "2.1.197", "model": null, "effort": null},
+            "agent": {"name": "oracle", "version": "2.1.197", "model": "oracle", "effort": "medium"},
             "started_at": "2026-11-30T10:00:00Z", "engine_rev": "abc123"
         })
     }

@@ -78,7 +78,7 @@ fn record(task: &str, condition: &str, rep: u32, status: &str, loc_added: u64) -
         "turns": 3, "duration_s": 30.0,
         "hooks": {"denials": 0, "blocks": 0, "pauses": 0, "suggestions": 0},
         "integrity": {"touched_task_files": false, "edited_tests": false},
-        "agent": {"name": "oracle", "version": "2.1.197", "model": null, "effort": null},
+        "agent": {"name": "oracle", "version": "2.1.197", "model": "oracle", "effort": "medium"},
         "started_at": "2026-11-30T10:00:00Z", "engine_rev": "abc"
     })
 }
