@@ -26,10 +26,11 @@ pub const CONFIDENCE: f64 = 0.95;
 /// (C(24, 12) = 2,704,156) fit, 13 vs 12 (C(25, 12) = 5,200,300) do not.
 pub const MAX_RELABELLINGS: u128 = 5_000_000;
 /// The most distinct values a stratified null distribution may hold while strata are
-/// combined; beyond it the exact distribution is refused. Integer metrics such as
-/// lines added stay far below it (their sums share values); tokens or costs over
-/// many tasks exceed it, and their stratified p is then not reported.
+/// combined. Integer metrics such as lines added stay far below it (their sums share
+/// values); tokens or costs over many tasks exceed it and are counted by search.
 pub const MAX_NULL_SUPPORT: usize = 100_000;
+/// The most steps the stratified test's tail count may take before it is refused.
+pub const MAX_COUNT_STEPS: usize = 100_000;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StatsError {
@@ -43,10 +44,10 @@ pub enum StatsError {
     )]
     TooManyRelabellings { count: String },
     #[error(
-        "the exact stratified null distribution has more than {MAX_NULL_SUPPORT} distinct values \
-         (the values differ too much across {strata} tasks to enumerate exactly)"
+        "the exact stratified test over {strata} tasks is too large to count: more than \
+         {MAX_NULL_SUPPORT} distinct sums, and its tail needs more than {MAX_COUNT_STEPS} steps"
     )]
-    SupportTooLarge { strata: usize },
+    TooLargeToCount { strata: usize },
 }
 
 /// Which way a test looks: the statistic is `stat(x) - stat(y)`.
@@ -386,19 +387,31 @@ pub fn permutation_test(
 
 /// The exact permutation test stratified by task: runs are relabelled only within
 /// each task (condition vs baseline), and the statistic is the sum over tasks of
-/// the per-task mean differences. The joint null distribution is the convolution of
-/// the per-task ones, so strata multiply the relabellings without enumerating their
-/// product one by one.
+/// the per-task mean differences. The relabellings multiply across tasks (20^12 for
+/// 12 tasks of 3 vs 3), so they are counted, not listed: first by convolving the
+/// per-task null distributions (exact while the sums share few distinct values, as
+/// integer metrics do), else by a branch-and-bound count of the tail beyond the
+/// observed sum, which is fast exactly when that tail is small. When neither fits
+/// its budget the test is refused.
 pub fn stratified_permutation_test(
     strata: &[Cells<'_>],
     alternative: Alternative,
 ) -> Result<f64, StatsError> {
+    stratified_within(strata, alternative, MAX_COUNT_STEPS)
+}
+
+/// The stratified test with a budget of search steps for each tail.
+fn stratified_within(
+    strata: &[Cells<'_>],
+    alternative: Alternative,
+    max_steps: usize,
+) -> Result<f64, StatsError> {
     if strata.is_empty() {
         return Err(StatsError::EmptySample);
     }
-    let mut per_stratum = Vec::with_capacity(strata.len());
+    let mut raw = Vec::with_capacity(strata.len());
     for cells in strata {
-        per_stratum.push(null_distribution(
+        raw.push(null_distribution(
             cells.condition,
             cells.baseline,
             Statistic::MeanDiff,
@@ -406,38 +419,180 @@ pub fn stratified_permutation_test(
     }
     // Values that are equal in exact arithmetic may differ in their last bits after
     // different sums; merge them at a tolerance far below any difference in the data.
-    let scale: f64 = per_stratum
+    let scale: f64 = raw
         .iter()
         .map(|values| values.iter().fold(0.0_f64, |m, v| m.max(v.abs())))
         .sum();
-    let tolerance = scale.max(f64::MIN_POSITIVE) * 1e-9;
-    let mut joint: Vec<(f64, u128)> = vec![(0.0, 1)];
-    for values in per_stratum {
-        let stratum = merge_close(values.into_iter().map(|v| (v, 1)).collect(), tolerance);
-        if joint.len().saturating_mul(stratum.len()) > MAX_NULL_SUPPORT.saturating_mul(20) {
-            return Err(StatsError::SupportTooLarge {
-                strata: strata.len(),
-            });
-        }
-        let mut next = Vec::with_capacity(joint.len() * stratum.len());
-        for &(a, ca) in &joint {
-            for &(b, cb) in &stratum {
-                next.push((a + b, ca * cb));
-            }
-        }
-        joint = merge_close(next, tolerance);
-        if joint.len() > MAX_NULL_SUPPORT {
-            return Err(StatsError::SupportTooLarge {
-                strata: strata.len(),
-            });
-        }
-    }
+    let merge_tolerance = scale.max(f64::MIN_POSITIVE) * 1e-9;
+    let per_stratum: Vec<Vec<(f64, u128)>> = raw
+        .into_iter()
+        .map(|values| {
+            merge_close(
+                values.into_iter().map(|v| (v, 1)).collect(),
+                merge_tolerance,
+            )
+        })
+        .collect();
+    let too_large = || StatsError::TooLargeToCount {
+        strata: strata.len(),
+    };
+    let total = per_stratum.iter().try_fold(1_u128, |product, stratum| {
+        product.checked_mul(stratum.iter().map(|(_, c)| c).sum())
+    });
+    let total = total.ok_or_else(too_large)?;
     let observed: f64 = strata
         .iter()
         .map(|c| observed_statistic(c.condition, c.baseline, Statistic::MeanDiff))
         .sum();
-    let tolerance = tolerance.max(scipy_tolerance(observed));
-    Ok(p_value(&joint, observed, tolerance, alternative))
+    let tolerance = merge_tolerance.max(scipy_tolerance(observed));
+    if let Some(joint) = convolve(&per_stratum, merge_tolerance) {
+        return Ok(p_value(&joint, observed, tolerance, alternative));
+    }
+    let negated: Vec<Vec<(f64, u128)>> = per_stratum
+        .iter()
+        .map(|s| s.iter().rev().map(|&(v, c)| (-v, c)).collect())
+        .collect();
+    let share = |count: u128| count as f64 / total as f64;
+    let count = |strata: &[Vec<(f64, u128)>], threshold: f64| {
+        count_at_most(strata, threshold, merge_tolerance, max_steps).map(share)
+    };
+    let less = || count(&per_stratum, observed + tolerance);
+    let greater = || count(&negated, -(observed - tolerance));
+    match alternative {
+        Alternative::Less => less().ok_or_else(too_large),
+        Alternative::Greater => greater().ok_or_else(too_large),
+        // The two tails overlap and cover everything (p_less + p_greater >= 1), so
+        // a tail of at most one half is the smaller one.
+        Alternative::TwoSided => match (less(), greater()) {
+            (Some(l), Some(g)) => Ok((2.0 * l.min(g)).min(1.0)),
+            (Some(tail), None) | (None, Some(tail)) if tail <= 0.5 => Ok(2.0 * tail),
+            _ => Err(too_large()),
+        },
+    }
+}
+
+/// The joint null distribution of the sum over strata, merged at `tolerance`;
+/// `None` once it would hold more than [`MAX_NULL_SUPPORT`] distinct values.
+fn convolve(per_stratum: &[Vec<(f64, u128)>], tolerance: f64) -> Option<Vec<(f64, u128)>> {
+    per_stratum
+        .iter()
+        .try_fold(vec![(0.0, 1)], |joint, stratum| {
+            convolve_pair(&joint, stratum, tolerance)
+        })
+}
+
+/// The distribution of the sum of two independent parts; `None` past the cap.
+fn convolve_pair(
+    joint: &[(f64, u128)],
+    stratum: &[(f64, u128)],
+    tolerance: f64,
+) -> Option<Vec<(f64, u128)>> {
+    if joint.len().saturating_mul(stratum.len()) > MAX_NULL_SUPPORT.saturating_mul(20) {
+        return None;
+    }
+    let mut next = Vec::with_capacity(joint.len() * stratum.len());
+    for &(a, ca) in joint {
+        for &(b, cb) in stratum {
+            next.push((a + b, ca.checked_mul(cb)?));
+        }
+    }
+    let merged = merge_close(next, tolerance);
+    (merged.len() <= MAX_NULL_SUPPORT).then_some(merged)
+}
+
+/// How many combinations (one value per stratum, weighted by their counts) sum to
+/// at most `threshold`. Strata hold (value, count) sorted by value. The last strata
+/// are convolved while their joint distribution stays under the cap, and a search
+/// over the first ones looks the remainder up in it; whole subtrees are counted at
+/// once when they lie entirely below or above the threshold. `None` when the search
+/// needs more than `max_steps` steps.
+fn count_at_most(
+    strata: &[Vec<(f64, u128)>],
+    threshold: f64,
+    tolerance: f64,
+    max_steps: usize,
+) -> Option<u128> {
+    let mut split = strata.len();
+    let mut rest: Vec<(f64, u128)> = vec![(0.0, 1)];
+    while split > 0 {
+        match convolve_pair(&rest, &strata[split - 1], tolerance) {
+            Some(joint) => {
+                rest = joint;
+                split -= 1;
+            }
+            None => break,
+        }
+    }
+    let rest_values: Vec<f64> = rest.iter().map(|(v, _)| *v).collect();
+    let rest_cumulative: Vec<u128> = rest
+        .iter()
+        .scan(0_u128, |acc, (_, c)| {
+            *acc += c;
+            Some(*acc)
+        })
+        .collect();
+    let mut suffix_min = vec![rest_values.first().copied()?; split + 1];
+    let mut suffix_max = vec![rest_values.last().copied()?; split + 1];
+    let mut suffix_total = vec![rest_cumulative.last().copied()?; split + 1];
+    for d in (0..split).rev() {
+        suffix_min[d] = suffix_min[d + 1] + strata[d].first()?.0;
+        suffix_max[d] = suffix_max[d + 1] + strata[d].last()?.0;
+        let here: u128 = strata[d].iter().map(|(_, c)| c).sum();
+        suffix_total[d] = suffix_total[d + 1].checked_mul(here)?;
+    }
+    struct Search<'a> {
+        strata: &'a [Vec<(f64, u128)>],
+        split: usize,
+        rest_values: Vec<f64>,
+        rest_cumulative: Vec<u128>,
+        threshold: f64,
+        suffix_min: Vec<f64>,
+        suffix_max: Vec<f64>,
+        suffix_total: Vec<u128>,
+        steps: usize,
+        max_steps: usize,
+    }
+    impl Search<'_> {
+        fn count(&mut self, depth: usize, sum: f64) -> Option<u128> {
+            if sum + self.suffix_max[depth] <= self.threshold {
+                return Some(self.suffix_total[depth]);
+            }
+            if sum + self.suffix_min[depth] > self.threshold {
+                return Some(0);
+            }
+            if depth == self.split {
+                let below = self
+                    .rest_values
+                    .partition_point(|v| sum + v <= self.threshold);
+                return Some(below.checked_sub(1).map_or(0, |i| self.rest_cumulative[i]));
+            }
+            self.steps += 1;
+            if self.steps > self.max_steps {
+                return None;
+            }
+            let mut total: u128 = 0;
+            for &(value, count) in &self.strata[depth] {
+                if sum + value + self.suffix_min[depth + 1] > self.threshold {
+                    break;
+                }
+                total += count.checked_mul(self.count(depth + 1, sum + value)?)?;
+            }
+            Some(total)
+        }
+    }
+    Search {
+        strata,
+        split,
+        rest_values,
+        rest_cumulative,
+        threshold,
+        suffix_min,
+        suffix_max,
+        suffix_total,
+        steps: 0,
+        max_steps,
+    }
+    .count(0, 0.0)
 }
 
 /// Sorts (value, count) pairs and merges runs of values within `tolerance` of the
@@ -648,21 +803,74 @@ mod tests {
         assert_eq!(p, 1.0 / 20f64.powi(12));
     }
 
-    #[test]
-    fn stratified_refuses_a_support_too_large() {
-        // Irrational-looking values: every relabelling sum is distinct.
-        let values: Vec<Vec<f64>> = (0..12)
-            .map(|t| (0..6).map(|i| ((t * 6 + i) as f64).sqrt() * 1e3).collect())
-            .collect();
-        let strata: Vec<Cells> = values
+    /// Twelve tasks of square roots (sums of them rarely coincide, so the joint
+    /// distribution has ~20^12 distinct values); `order` picks which three of each
+    /// task's six values form the condition.
+    fn irrational_strata(order: [usize; 6]) -> Vec<[f64; 6]> {
+        (0..12)
+            .map(|t| order.map(|i| (((t * 6 + i) as f64) + 2.0).sqrt() * 1e3))
+            .collect()
+    }
+
+    fn as_strata(values: &[[f64; 6]]) -> Vec<Cells<'_>> {
+        values
             .iter()
             .map(|v| Cells {
                 condition: &v[..3],
                 baseline: &v[3..],
             })
+            .collect()
+    }
+
+    #[test]
+    fn a_small_tail_is_counted_exactly_where_the_distribution_is_too_large() {
+        let values = irrational_strata([0, 1, 2, 3, 4, 5]);
+        let strata = as_strata(&values);
+        let p = stratified_permutation_test(&strata, Alternative::Less).unwrap();
+        assert_eq!(p, 1.0 / 20f64.powi(12));
+        let two = stratified_permutation_test(&strata, Alternative::TwoSided).unwrap();
+        assert_eq!(two, 2.0 / 20f64.powi(12));
+    }
+
+    #[test]
+    fn a_central_statistic_over_many_irrational_tasks_is_refused() {
+        let values = irrational_strata([0, 3, 4, 1, 2, 5]);
+        let err =
+            stratified_permutation_test(&as_strata(&values), Alternative::TwoSided).unwrap_err();
+        assert_eq!(err, StatsError::TooLargeToCount { strata: 12 });
+    }
+
+    #[test]
+    fn the_tail_search_agrees_with_brute_force() {
+        // Eight tasks of 2 vs 2 runs: 6^8 relabellings, too many distinct sums to
+        // convolve them all, so the search runs over the first tasks.
+        let values: Vec<[f64; 4]> = (0..8)
+            .map(|t| [0, 2, 1, 3].map(|i| (((t * 4 + i) as f64) + 2.0).sqrt() * 100.0))
             .collect();
-        let err = stratified_permutation_test(&strata, Alternative::TwoSided).unwrap_err();
-        assert_eq!(err, StatsError::SupportTooLarge { strata: 12 });
+        let per_stratum: Vec<Vec<(f64, u128)>> = values
+            .iter()
+            .map(|v| {
+                let null = null_distribution(&v[..2], &v[2..], Statistic::MeanDiff).unwrap();
+                merge_close(null.into_iter().map(|x| (x, 1)).collect(), 1e-9)
+            })
+            .collect();
+        assert!(convolve(&per_stratum, 1e-9).is_none());
+        let mut sums = vec![0.0];
+        for stratum in &per_stratum {
+            sums = sums
+                .iter()
+                .flat_map(|s| stratum.iter().map(move |(v, _)| s + v))
+                .collect();
+        }
+        assert_eq!(sums.len(), 6usize.pow(8));
+        for threshold in [-400.0, -90.0, -12.5, 0.0, 3.0, 55.0, 400.0] {
+            let brute = sums.iter().filter(|s| **s <= threshold).count() as u128;
+            assert_eq!(
+                count_at_most(&per_stratum, threshold, 1e-9, MAX_COUNT_STEPS),
+                Some(brute),
+                "{threshold}"
+            );
+        }
     }
 
     #[test]

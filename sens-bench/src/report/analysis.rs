@@ -480,3 +480,81 @@ fn fisher_rows(analysis: &Analysis, condition: &str) -> Vec<FisherRow> {
     }
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::parse_records;
+    use crate::record::tests::sample_json;
+    use crate::report::Exporter;
+    use crate::report::markdown::Markdown;
+
+    /// Eight tasks, C0 and C2, three reps; token counts all distinct and the two
+    /// conditions' interleaved, so the exact stratified test of tokens is too large
+    /// to count.
+    fn eight_task_batch() -> Vec<RunRecord> {
+        let mut lines = String::new();
+        for task in 0..8_u64 {
+            for (c, condition) in ["C0", "C2"].iter().enumerate() {
+                for rep in 1..=3_u64 {
+                    let mut value = sample_json();
+                    value["task"] = format!("task-{task}").into();
+                    value["condition"] = (*condition).into();
+                    value["rep"] = rep.into();
+                    value["loc_added"] = (40 + task * 3 + rep - 20 * c as u64).into();
+                    // Square roots of distinct integers: sums of them rarely coincide.
+                    let slot = [[0, 3, 4], [1, 2, 5]][c][rep as usize - 1];
+                    let index = (task * 6 + slot + 2) as f64;
+                    value["tokens"]["cache_read"] = ((index.sqrt() * 1e6) as u64).into();
+                    lines.push_str(&format!("{value}\n"));
+                }
+            }
+        }
+        parse_records(&lines, std::path::Path::new("runs.jsonl")).unwrap()
+    }
+
+    #[test]
+    fn a_refused_exact_test_leaves_p_empty_and_says_why() {
+        let analysis = analyse("b", eight_task_batch(), None, "C0", Bootstrap::default()).unwrap();
+        let find = |metric: Metric| {
+            analysis
+                .comparisons
+                .iter()
+                .find(|c| c.scope == Scope::All && c.metric == metric)
+                .unwrap()
+        };
+        let tokens = find(Metric::Tokens);
+        assert_eq!(tokens.p_exact, None);
+        assert!(
+            tokens
+                .p_refused
+                .as_deref()
+                .unwrap()
+                .contains("too large to count")
+        );
+        // Lines added: integers, every task lower under C2 -> p = 2 / 20^8.
+        let loc = find(Metric::LocAdded);
+        assert_eq!(loc.p_exact, Some(2.0 / 20f64.powi(8)));
+        assert_eq!((loc.n, loc.n_baseline), (24, 24));
+        let md = Markdown.render(&analysis).unwrap();
+        assert!(
+            md.contains("- p not computed for all C2: the exact stratified"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn per_task_differences_are_condition_minus_baseline() {
+        let analysis = analyse("b", eight_task_batch(), None, "C0", Bootstrap::default()).unwrap();
+        let task0 = analysis
+            .comparisons
+            .iter()
+            .find(|c| c.scope == Scope::Task("task-0".into()) && c.metric == Metric::LocAdded)
+            .unwrap();
+        assert_eq!(task0.median_diff, -20.0);
+        assert_eq!((task0.ci_low, task0.ci_high), (-22.0, -18.0));
+        assert_eq!(task0.p_exact, Some(0.1));
+        assert_eq!(analysis.tasks.len(), 8);
+        assert_eq!(analysis.conditions, ["C0", "C2"]);
+    }
+}
