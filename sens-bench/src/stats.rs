@@ -30,7 +30,7 @@ pub const MAX_RELABELLINGS: u128 = 5_000_000;
 /// values); tokens or costs over many tasks exceed it and are counted by search.
 pub const MAX_NULL_SUPPORT: usize = 100_000;
 /// The most steps the stratified test's tail count may take before it is refused.
-pub const MAX_COUNT_STEPS: usize = 100_000;
+pub const MAX_COUNT_STEPS: usize = 20_000;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StatsError {
@@ -445,19 +445,27 @@ fn stratified_within(
         .map(|c| observed_statistic(c.condition, c.baseline, Statistic::MeanDiff))
         .sum();
     let tolerance = merge_tolerance.max(scipy_tolerance(observed));
-    if let Some(joint) = convolve(&per_stratum, merge_tolerance) {
-        return Ok(p_value(&joint, observed, tolerance, alternative));
+    let (split, rest) = convolve_suffix(&per_stratum, merge_tolerance);
+    if split == 0 {
+        return Ok(p_value(&rest, observed, tolerance, alternative));
     }
-    let negated: Vec<Vec<(f64, u128)>> = per_stratum
-        .iter()
-        .map(|s| s.iter().rev().map(|&(v, c)| (-v, c)).collect())
-        .collect();
-    let share = |count: u128| count as f64 / total as f64;
-    let count = |strata: &[Vec<(f64, u128)>], threshold: f64| {
-        count_at_most(strata, threshold, merge_tolerance, max_steps).map(share)
+    let head = &per_stratum[..split];
+    let negate = |part: &[(f64, u128)]| -> Vec<(f64, u128)> {
+        part.iter().rev().map(|&(v, c)| (-v, c)).collect()
     };
-    let less = || count(&per_stratum, observed + tolerance);
-    let greater = || count(&negated, -(observed - tolerance));
+    let negated_head: Vec<Vec<(f64, u128)>> = head.iter().map(|s| negate(s)).collect();
+    let negated_rest = negate(&rest);
+    let share = |count: u128| count as f64 / total as f64;
+    let less = || count_at_most(head, &rest, observed + tolerance, max_steps).map(share);
+    let greater = || {
+        count_at_most(
+            &negated_head,
+            &negated_rest,
+            -(observed - tolerance),
+            max_steps,
+        )
+        .map(share)
+    };
     match alternative {
         Alternative::Less => less().ok_or_else(too_large),
         Alternative::Greater => greater().ok_or_else(too_large),
@@ -471,14 +479,23 @@ fn stratified_within(
     }
 }
 
-/// The joint null distribution of the sum over strata, merged at `tolerance`;
-/// `None` once it would hold more than [`MAX_NULL_SUPPORT`] distinct values.
-fn convolve(per_stratum: &[Vec<(f64, u128)>], tolerance: f64) -> Option<Vec<(f64, u128)>> {
-    per_stratum
-        .iter()
-        .try_fold(vec![(0.0, 1)], |joint, stratum| {
-            convolve_pair(&joint, stratum, tolerance)
-        })
+/// Convolves the strata from the last one back while the joint distribution stays
+/// under [`MAX_NULL_SUPPORT`] distinct values (merged at `tolerance`). Returns how
+/// many leading strata are left out (0: the whole null distribution) and the joint
+/// distribution of the others.
+fn convolve_suffix(per_stratum: &[Vec<(f64, u128)>], tolerance: f64) -> (usize, Vec<(f64, u128)>) {
+    let mut split = per_stratum.len();
+    let mut rest: Vec<(f64, u128)> = vec![(0.0, 1)];
+    while split > 0 {
+        match convolve_pair(&rest, &per_stratum[split - 1], tolerance) {
+            Some(joint) => {
+                rest = joint;
+                split -= 1;
+            }
+            None => break,
+        }
+    }
+    (split, rest)
 }
 
 /// The distribution of the sum of two independent parts; `None` past the cap.
@@ -500,29 +517,19 @@ fn convolve_pair(
     (merged.len() <= MAX_NULL_SUPPORT).then_some(merged)
 }
 
-/// How many combinations (one value per stratum, weighted by their counts) sum to
-/// at most `threshold`. Strata hold (value, count) sorted by value. The last strata
-/// are convolved while their joint distribution stays under the cap, and a search
-/// over the first ones looks the remainder up in it; whole subtrees are counted at
-/// once when they lie entirely below or above the threshold. `None` when the search
-/// needs more than `max_steps` steps.
+/// How many combinations of one value per stratum of `head` and one of `rest` (a
+/// joint distribution), weighted by their counts, sum to at most `threshold`. All
+/// hold (value, count) sorted by value. A search over `head` counts whole subtrees
+/// at once when they lie entirely below or above the threshold and looks the
+/// remainder up in `rest`; it is fast exactly when the counted tail is small.
+/// `None` when the search needs more than `max_steps` steps.
 fn count_at_most(
-    strata: &[Vec<(f64, u128)>],
+    head: &[Vec<(f64, u128)>],
+    rest: &[(f64, u128)],
     threshold: f64,
-    tolerance: f64,
     max_steps: usize,
 ) -> Option<u128> {
-    let mut split = strata.len();
-    let mut rest: Vec<(f64, u128)> = vec![(0.0, 1)];
-    while split > 0 {
-        match convolve_pair(&rest, &strata[split - 1], tolerance) {
-            Some(joint) => {
-                rest = joint;
-                split -= 1;
-            }
-            None => break,
-        }
-    }
+    let split = head.len();
     let rest_values: Vec<f64> = rest.iter().map(|(v, _)| *v).collect();
     let rest_cumulative: Vec<u128> = rest
         .iter()
@@ -535,9 +542,9 @@ fn count_at_most(
     let mut suffix_max = vec![rest_values.last().copied()?; split + 1];
     let mut suffix_total = vec![rest_cumulative.last().copied()?; split + 1];
     for d in (0..split).rev() {
-        suffix_min[d] = suffix_min[d + 1] + strata[d].first()?.0;
-        suffix_max[d] = suffix_max[d + 1] + strata[d].last()?.0;
-        let here: u128 = strata[d].iter().map(|(_, c)| c).sum();
+        suffix_min[d] = suffix_min[d + 1] + head[d].first()?.0;
+        suffix_max[d] = suffix_max[d + 1] + head[d].last()?.0;
+        let here: u128 = head[d].iter().map(|(_, c)| c).sum();
         suffix_total[d] = suffix_total[d + 1].checked_mul(here)?;
     }
     struct Search<'a> {
@@ -581,7 +588,7 @@ fn count_at_most(
         }
     }
     Search {
-        strata,
+        strata: head,
         split,
         rest_values,
         rest_cumulative,
@@ -854,7 +861,8 @@ mod tests {
                 merge_close(null.into_iter().map(|x| (x, 1)).collect(), 1e-9)
             })
             .collect();
-        assert!(convolve(&per_stratum, 1e-9).is_none());
+        let (split, rest) = convolve_suffix(&per_stratum, 1e-9);
+        assert!(split > 1, "the search must cover several tasks: {split}");
         let mut sums = vec![0.0];
         for stratum in &per_stratum {
             sums = sums
@@ -866,7 +874,7 @@ mod tests {
         for threshold in [-400.0, -90.0, -12.5, 0.0, 3.0, 55.0, 400.0] {
             let brute = sums.iter().filter(|s| **s <= threshold).count() as u128;
             assert_eq!(
-                count_at_most(&per_stratum, threshold, 1e-9, MAX_COUNT_STEPS),
+                count_at_most(&per_stratum[..split], &rest, threshold, MAX_COUNT_STEPS),
                 Some(brute),
                 "{threshold}"
             );
