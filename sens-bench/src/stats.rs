@@ -504,7 +504,9 @@ fn convolve_pair(
     stratum: &[(f64, u128)],
     tolerance: f64,
 ) -> Option<Vec<(f64, u128)>> {
-    if joint.len().saturating_mul(stratum.len()) > MAX_NULL_SUPPORT.saturating_mul(20) {
+    // Sums before merging: integer metrics merge many, so allow some room, but not
+    // so much that a failing attempt costs a long sort.
+    if joint.len().saturating_mul(stratum.len()) > MAX_NULL_SUPPORT.saturating_mul(4) {
         return None;
     }
     let mut next = Vec::with_capacity(joint.len() * stratum.len());
