@@ -3,8 +3,9 @@
 //! - Median differences with percentile bootstrap intervals. Resampling draws runs
 //!   with replacement within each (task, condition) cell; the seed is a parameter
 //!   with a fixed default, so the same records always give the same interval.
-//! - Exact permutation tests by full enumeration of relabellings, independent or
-//!   stratified by task. p-values follow `scipy.stats.permutation_test`: one-sided
+//! - Exact permutation tests: independent ones enumerate every relabelling;
+//!   stratified ones (by task) count the relabellings of every task together
+//!   without listing them. p-values follow `scipy.stats.permutation_test`: one-sided
 //!   p counts relabellings at least as extreme in that direction; two-sided p is
 //!   twice the smaller one-sided p, capped at 1.
 //! - Fisher's exact test for success counts; the Horizonte decision.

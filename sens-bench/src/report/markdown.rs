@@ -166,7 +166,8 @@ fn differences(out: &mut String, a: &Analysis) -> std::fmt::Result {
         if rows.iter().any(|c| c.p_refused.is_some()) {
             writeln!(
                 out,
-                "  (exact tests enumerate at most {MAX_RELABELLINGS} relabellings per task.)\n"
+                "  (p is exact or absent, never estimated; a test per task enumerates at most \
+                 {MAX_RELABELLINGS} relabellings.)\n"
             )?;
         }
     }
