@@ -10,4 +10,8 @@ pub mod jscpd;
 pub mod manifest;
 pub mod plan;
 pub mod proc;
+pub mod record;
+pub mod report;
 pub mod runlog;
+pub mod stats;
+pub mod stats_bench;
