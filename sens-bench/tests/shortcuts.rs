@@ -342,6 +342,11 @@ async fn settings_that_disable_hooks_mid_session_do_not_stop_the_engine() {
         .unwrap_or_else(|| panic!("no PostToolUse for the settings write: {events:?}"));
     assert!(events[bash_at..].contains(&"PreToolUse"), "{events:?}");
     assert!(events[bash_at..].contains(&"Stop"), "{events:?}");
+    // The script's change to the engine's settings is seen after the fact, and
+    // the turn cannot end on it.
+    assert_eq!(c2.ledger[bash_at]["verdict"], "context");
+    assert!(c2.model_saw(".claude/settings.local.json:1"));
+    assert_eq!(c2.verdicts("Stop", None).first(), Some(&"block"));
 
     let c0 = play(scenario(), false).await;
     assert_eq!(c0.file("src/money.py").as_deref(), Some(COPY));
@@ -447,7 +452,7 @@ async fn a_copy_written_through_bash_is_caught_after_the_tool_and_blocks_the_sto
             "{context}"
         );
     }
-    assert!(c2.model_saw("Sens found code on disk that copies"));
+    assert!(c2.model_saw("Sens found changes on disk"));
     // The Stop is blocked and the model is called again with the feedback.
     let stops = c2.verdicts("Stop", None);
     assert_eq!(stops.first(), Some(&"block"), "{stops:?}");
