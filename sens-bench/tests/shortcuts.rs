@@ -447,10 +447,9 @@ async fn a_copy_written_through_bash_is_caught_after_the_tool_and_blocks_the_sto
         let context = entry["output"]["hookSpecificOutput"]["additionalContext"]
             .as_str()
             .unwrap();
-        assert!(
-            context.contains(file) && context.contains(ORIGINAL),
-            "{context}"
-        );
+        // A copy of a copy may be reported against the earlier copy.
+        assert!(context.contains(&format!("- {file}:")), "{context}");
+        assert!(context.contains(" copies src/"), "{context}");
     }
     assert!(c2.model_saw("Sens found changes on disk"));
     // The Stop is blocked and the model is called again with the feedback.
@@ -458,6 +457,7 @@ async fn a_copy_written_through_bash_is_caught_after_the_tool_and_blocks_the_sto
     assert_eq!(stops.first(), Some(&"block"), "{stops:?}");
     assert!(c2.model_saw("Stop hook feedback"));
     assert!(c2.model_saw("Sens audit of the change"));
+    assert!(c2.model_saw(&format!("copies {ORIGINAL}")));
 
     let c0 = play(scenario(), false).await;
     assert_eq!(c0.file("src/draft.py").as_deref(), Some(COPY));
