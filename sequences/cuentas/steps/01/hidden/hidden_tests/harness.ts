@@ -18,11 +18,19 @@ export function workspace(): string {
 }
 
 export function cuentas(dir: string, ...args: string[]): Run {
+  return cuentasWith({}, dir, ...args);
+}
+
+// Runs the program with extra environment variables; the program's own variables are
+// otherwise unset, so the caller's environment cannot change the outcome.
+export function cuentasWith(extra: Record<string, string>, dir: string, ...args: string[]): Run {
   const env = { ...process.env };
-  delete env.CUENTAS_FILE;
+  for (const name of Object.keys(env).filter((name) => name.startsWith("CUENTAS_"))) {
+    delete env[name];
+  }
   const run = spawnSync(process.execPath, ["--import", loader, entry, ...args], {
     cwd: dir,
-    env,
+    env: { ...env, ...extra },
     encoding: "utf8",
   });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
