@@ -30,6 +30,14 @@ pub enum EngineCommand {
         #[arg(long)]
         min_tokens: Option<usize>,
     },
+    /// Time a full index (per phase), copy lookups and one-file re-indexes, and
+    /// jscpd on the same folder when installed.
+    Bench {
+        dir: PathBuf,
+        /// Full index runs; the fastest is reported.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
 }
 
 pub fn run(command: EngineCommand) -> Result<ExitCode> {
@@ -40,6 +48,7 @@ pub fn run(command: EngineCommand) -> Result<ExitCode> {
             json,
             min_tokens,
         } => dupes(&dir, json, min_tokens),
+        EngineCommand::Bench { dir, runs } => crate::engine_bench::bench(&dir, runs),
     }
 }
 

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use rayon::prelude::*;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::fingerprint::jaccard;
+use crate::fingerprint::jaccard_at_least;
 use crate::lang;
 use crate::rules::RuleConfig;
 use crate::units::{self, Fingerprinter, ParsedFile, UnitData, UnitKind};
@@ -68,7 +68,54 @@ pub struct CopyMatch {
     pub similarity: f64,
 }
 
-type Buckets = FxHashMap<u64, Vec<UnitId>>;
+type Buckets = FxHashMap<u64, Bucket>;
+
+/// The units sharing a key. Most keys have one unit, kept inline so a lookup
+/// costs one memory access less.
+#[derive(Debug, Clone)]
+enum Bucket {
+    One(UnitId),
+    Many(Vec<UnitId>),
+}
+
+impl Bucket {
+    fn ids(&self) -> &[UnitId] {
+        match self {
+            Self::One(id) => std::slice::from_ref(id),
+            Self::Many(ids) => ids,
+        }
+    }
+
+    fn push(&mut self, id: UnitId) {
+        match self {
+            Self::One(first) => *self = Self::Many(vec![*first, id]),
+            Self::Many(ids) => ids.push(id),
+        }
+    }
+
+    /// Removes `id`; returns whether the bucket is now empty.
+    fn remove(&mut self, id: UnitId) -> bool {
+        match self {
+            Self::One(only) => *only == id,
+            Self::Many(ids) => {
+                if let Some(pos) = ids.iter().position(|&x| x == id) {
+                    ids.swap_remove(pos);
+                }
+                if let [last] = ids[..] {
+                    *self = Self::One(last);
+                }
+                matches!(self, Self::Many(ids) if ids.is_empty())
+            }
+        }
+    }
+}
+
+/// Adds `id` under `key`.
+fn bucket<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, Bucket>, key: K, id: UnitId) {
+    map.entry(key)
+        .and_modify(|b| b.push(id))
+        .or_insert(Bucket::One(id));
+}
 
 pub struct Index {
     cfg: RuleConfig,
@@ -79,7 +126,7 @@ pub struct Index {
     exact: Buckets,
     renamed: Buckets,
     lsh: Buckets,
-    symbols: FxHashMap<Box<str>, Vec<UnitId>>,
+    symbols: FxHashMap<Box<str>, Bucket>,
     /// Identifier occurrences outside the definitions they name, over all files.
     usages: FxHashMap<Box<str>, u32>,
 }
@@ -255,14 +302,14 @@ impl Index {
             });
             let unit = self.units[id as usize].as_ref().map(|u| &u.data);
             if let Some(data) = unit {
-                self.exact.entry(data.exact).or_default().push(id);
-                self.renamed.entry(data.renamed).or_default().push(id);
+                bucket(&mut self.exact, data.exact, id);
+                bucket(&mut self.renamed, data.renamed, id);
                 for &key in data.bands.iter() {
-                    self.lsh.entry(key).or_default().push(id);
+                    bucket(&mut self.lsh, key, id);
                 }
                 if data.kind != UnitKind::Window {
                     let name: Box<str> = data.name.as_str().into();
-                    self.symbols.entry(name).or_default().push(id);
+                    bucket(&mut self.symbols, name, id);
                 }
             }
             ids.push(id);
@@ -348,8 +395,8 @@ impl Index {
     pub fn definitions(&self, name: &str) -> impl Iterator<Item = (UnitId, &Unit)> {
         self.symbols
             .get(name)
-            .into_iter()
-            .flatten()
+            .map_or(&[][..], Bucket::ids)
+            .iter()
             .filter_map(|&id| Some((id, self.unit(id)?)))
     }
 
@@ -363,44 +410,51 @@ impl Index {
     /// itself, its own file); each unit is reported once, under its strongest kind.
     pub fn copies(&self, data: &UnitData, skip: impl Fn(UnitId, &Unit) -> bool) -> Vec<CopyMatch> {
         let mut found: Vec<CopyMatch> = Vec::new();
-        let mut seen: FxHashSet<UnitId> = FxHashSet::default();
         for (map, key, kind) in [
             (&self.exact, data.exact, CopyKind::Exact),
             (&self.renamed, data.renamed, CopyKind::Renamed),
         ] {
-            for &id in map.get(&key).into_iter().flatten() {
-                if seen.insert(id)
-                    && let Some(unit) = self.unit(id)
-                    && !skip(id, unit)
-                {
-                    found.push(CopyMatch {
-                        id,
-                        kind,
-                        similarity: 1.0,
-                    });
+            for &id in map.get(&key).map_or(&[][..], Bucket::ids) {
+                let Some(unit) = self.unit(id) else { continue };
+                // An exact copy also has the same renamed fingerprint: report it once.
+                if (kind == CopyKind::Renamed && unit.data.exact == data.exact) || skip(id, unit) {
+                    continue;
                 }
+                found.push(CopyMatch {
+                    id,
+                    kind,
+                    similarity: 1.0,
+                });
             }
         }
+        let mut candidates: Vec<UnitId> = data
+            .bands
+            .iter()
+            .flat_map(|key| self.lsh.get(key).map_or(&[][..], Bucket::ids))
+            .copied()
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
         let n = data.shingles.len();
-        for key in data.bands.iter() {
-            for &id in self.lsh.get(key).into_iter().flatten() {
-                if !seen.insert(id) {
-                    continue;
-                }
-                let Some(unit) = self.unit(id) else { continue };
-                let m = unit.data.shingles.len();
-                // Jaccard cannot exceed the ratio of the set sizes.
-                if (n.min(m) as f64) < self.cfg.threshold * n.max(m) as f64 || skip(id, unit) {
-                    continue;
-                }
-                let similarity = jaccard(&data.shingles, &unit.data.shingles);
-                if similarity >= self.cfg.threshold {
-                    found.push(CopyMatch {
-                        id,
-                        kind: CopyKind::Near,
-                        similarity,
-                    });
-                }
+        for id in candidates {
+            let Some(unit) = self.unit(id) else { continue };
+            let m = unit.data.shingles.len();
+            // Same renamed fingerprint: already reported above. And Jaccard
+            // cannot exceed the ratio of the set sizes.
+            if unit.data.renamed == data.renamed
+                || (n.min(m) as f64) < self.cfg.threshold * n.max(m) as f64
+                || skip(id, unit)
+            {
+                continue;
+            }
+            if let Some(similarity) =
+                jaccard_at_least(&data.shingles, &unit.data.shingles, self.cfg.threshold)
+            {
+                found.push(CopyMatch {
+                    id,
+                    kind: CopyKind::Near,
+                    similarity,
+                });
             }
         }
         found
@@ -422,9 +476,9 @@ impl Index {
         let buckets = |map: &Buckets| {
             let mut out: Vec<(u64, Vec<String>)> = map
                 .iter()
-                .filter(|(_, ids)| !ids.is_empty())
+                .filter(|(_, ids)| !ids.ids().is_empty())
                 .map(|(k, ids)| {
-                    let mut v: Vec<String> = ids.iter().map(|&id| describe(id)).collect();
+                    let mut v: Vec<String> = ids.ids().iter().map(|&id| describe(id)).collect();
                     v.sort();
                     (*k, v)
                 })
@@ -454,9 +508,9 @@ impl Index {
         let mut symbols: Vec<(String, Vec<String>)> = self
             .symbols
             .iter()
-            .filter(|(_, ids)| !ids.is_empty())
+            .filter(|(_, ids)| !ids.ids().is_empty())
             .map(|(k, ids)| {
-                let mut v: Vec<String> = ids.iter().map(|&id| describe(id)).collect();
+                let mut v: Vec<String> = ids.ids().iter().map(|&id| describe(id)).collect();
                 v.sort();
                 (k.to_string(), v)
             })
@@ -489,17 +543,12 @@ pub struct IndexDigest {
 }
 
 /// Removes `id` from a bucket, dropping the bucket when it empties.
-fn unbucket<K, Q>(map: &mut FxHashMap<K, Vec<UnitId>>, key: &Q, id: UnitId)
+fn unbucket<K, Q>(map: &mut FxHashMap<K, Bucket>, key: &Q, id: UnitId)
 where
     K: std::borrow::Borrow<Q> + std::hash::Hash + Eq,
     Q: std::hash::Hash + Eq + ?Sized,
 {
-    if let Some(ids) = map.get_mut(key) {
-        if let Some(pos) = ids.iter().position(|&x| x == id) {
-            ids.swap_remove(pos);
-        }
-        if ids.is_empty() {
-            map.remove(key);
-        }
+    if map.get_mut(key).is_some_and(|b| b.remove(id)) {
+        map.remove(key);
     }
 }

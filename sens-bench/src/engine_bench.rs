@@ -1,0 +1,208 @@
+//! `sens-bench engine bench DIR`: the engine's speed on a real project (SPEC 5),
+//! side by side with jscpd on the same folder in the same run. Numbers are printed,
+//! never asserted.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use sens_engine::index::{BuildReport, Index};
+use sens_engine::rules::RuleConfig;
+use sens_engine::walk::WalkOptions;
+
+/// Nearest-rank percentile of an ascending sample; `q` in [0, 1].
+pub fn percentile(sorted: &[Duration], q: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// Times `f` once per item; returns the ascending sample.
+fn sample<T>(items: &[T], mut f: impl FnMut(&T)) -> Vec<Duration> {
+    let mut times: Vec<Duration> = items
+        .iter()
+        .map(|item| {
+            let start = Instant::now();
+            f(item);
+            start.elapsed()
+        })
+        .collect();
+    times.sort_unstable();
+    times
+}
+
+pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
+    if runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let mut best: Option<(Index, BuildReport)> = None;
+    for _ in 0..runs {
+        let built = Index::build(dir, RuleConfig::default(), WalkOptions::default())?;
+        if best
+            .as_ref()
+            .is_none_or(|(_, r)| built.1.seconds.total < r.seconds.total)
+        {
+            best = Some(built);
+        }
+    }
+    let Some((mut index, report)) = best else {
+        bail!("no index run finished");
+    };
+    println!(
+        "engine bench on {} ({} files, {} units; {} cores)",
+        dir.display(),
+        report.files,
+        report.units,
+        std::thread::available_parallelism().map_or(1, usize::from)
+    );
+    let s = &report.seconds;
+    println!(
+        "full index, best of {runs}: total {:.3} s (walk {:.3}, read {:.3}, parse {:.3}, fingerprint {:.3}, insert {:.3})",
+        s.total, s.walk, s.read, s.parse, s.fingerprint, s.insert
+    );
+
+    let ids: Vec<_> = index.units().map(|(id, _)| id).collect();
+    let lookups = sample(&ids, |&id| {
+        if let Some(unit) = index.unit(id) {
+            black_box(index.copies(&unit.data, |other, _| other == id));
+        }
+    });
+    println!(
+        "copy lookup: median {:.2} us, p99 {:.2} us over {} units",
+        micros(percentile(&lookups, 0.5)),
+        micros(percentile(&lookups, 0.99)),
+        lookups.len()
+    );
+
+    let mut files: Vec<(String, String)> = Vec::new();
+    for (path, _) in index.files() {
+        let text = std::fs::read_to_string(dir.join(path))
+            .with_context(|| format!("cannot read {path} again for the re-index timing"))?;
+        files.push((path.to_string(), text));
+    }
+    let mut failure = None;
+    let reindex = sample(&files, |(path, text)| {
+        if let Err(e) = index.update_file(path, text) {
+            failure.get_or_insert(e);
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e.context("re-indexing a file failed"));
+    }
+    println!(
+        "one-file re-index: median {:.3} ms, p99 {:.3} ms, max {:.3} ms over {} files",
+        micros(percentile(&reindex, 0.5)) / 1e3,
+        micros(percentile(&reindex, 0.99)) / 1e3,
+        micros(percentile(&reindex, 1.0)) / 1e3,
+        reindex.len()
+    );
+
+    match find_jscpd() {
+        Some(jscpd) => {
+            let (wall, summary) = run_jscpd(&jscpd, dir)?;
+            println!(
+                "jscpd: wall {:.3} s ({summary}); engine full index / jscpd = {:.2}",
+                wall.as_secs_f64(),
+                s.total / wall.as_secs_f64()
+            );
+        }
+        None => println!("jscpd: not installed (scripts/setup.sh puts it in .tools/)"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// jscpd on PATH, else in `.tools/` of the current folder or of this workspace.
+fn find_jscpd() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("jscpd"));
+    let local = [
+        PathBuf::from(".tools/node_modules/.bin/jscpd"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/node_modules/.bin/jscpd"),
+    ];
+    on_path.chain(local).find(|p| p.is_file())
+}
+
+fn run_jscpd(jscpd: &Path, dir: &Path) -> Result<(Duration, String)> {
+    let scratch = tempfile::tempdir().context("cannot create a scratch folder for jscpd")?;
+    let start = Instant::now();
+    let out = Command::new(jscpd)
+        .args(["--reporters", "silent"])
+        .arg(dir)
+        .current_dir(scratch.path())
+        .output()
+        .with_context(|| format!("cannot run {}", jscpd.display()))?;
+    let wall = start.elapsed();
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        bail!(
+            "{} failed ({}): {}",
+            jscpd.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok((wall, jscpd_summary(&text)))
+}
+
+/// jscpd's one-line summary without terminal colours, or the whole output.
+fn jscpd_summary(output: &str) -> String {
+    let plain = strip_colours(output);
+    plain
+        .lines()
+        .find(|l| l.contains("Found"))
+        .unwrap_or(plain.trim())
+        .trim()
+        .to_string()
+}
+
+/// Drops ANSI colour sequences (`ESC [ ... m`).
+fn strip_colours(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let s: Vec<Duration> = (1..=100).map(Duration::from_micros).collect();
+        assert_eq!(percentile(&s, 0.5), Duration::from_micros(50));
+        assert_eq!(percentile(&s, 0.99), Duration::from_micros(99));
+        assert_eq!(percentile(&s, 1.0), Duration::from_micros(100));
+        assert_eq!(percentile(&s, 0.0), Duration::from_micros(1));
+        assert_eq!(percentile(&[], 0.5), Duration::ZERO);
+    }
+
+    #[test]
+    fn jscpd_summary_strips_colours() {
+        let out = "\x1b[1mDuplications detection: Found 3 exact clones with 10(1%) duplicated lines\x1b[22m\n";
+        assert_eq!(
+            jscpd_summary(out),
+            "Duplications detection: Found 3 exact clones with 10(1%) duplicated lines"
+        );
+    }
+}
