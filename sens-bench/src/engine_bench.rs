@@ -8,8 +8,11 @@ use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use sens_engine::Engine;
 use sens_engine::index::{BuildReport, Index};
+use sens_engine::judge::Judge;
 use sens_engine::rules::RuleConfig;
+use sens_engine::units::UnitKind;
 use sens_engine::walk::WalkOptions;
 
 /// Nearest-rank percentile of an ascending sample; `q` in [0, 1].
@@ -69,17 +72,32 @@ pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
         s.total, s.walk, s.read, s.parse, s.fingerprint, s.insert
     );
 
+    // As the rules look: a unit against the units of every other file. Once in
+    // sequence over all units (caches cold, as between two hook calls), then each
+    // unit repeated (caches warm).
     let ids: Vec<_> = index.units().map(|(id, _)| id).collect();
-    let lookups = sample(&ids, |&id| {
-        if let Some(unit) = index.unit(id) {
-            black_box(index.copies(&unit.data, |other, _| other == id));
+    let lookup = |id: &sens_engine::index::UnitId| {
+        if let Some(unit) = index.unit(*id) {
+            black_box(index.copies(&unit.data, |_, other| other.file == unit.file));
         }
-    });
+    };
+    let cold = sample(&ids, lookup);
+    let mut warm: Vec<Duration> = ids
+        .iter()
+        .map(|id| {
+            lookup(id);
+            let start = Instant::now();
+            lookup(id);
+            start.elapsed()
+        })
+        .collect();
+    warm.sort_unstable();
     println!(
-        "copy lookup: median {:.2} us, p99 {:.2} us over {} units",
-        micros(percentile(&lookups, 0.5)),
-        micros(percentile(&lookups, 0.99)),
-        lookups.len()
+        "copy lookup: median {:.2} us, p99 {:.2} us over {} units (warm caches: median {:.2} us)",
+        micros(percentile(&cold, 0.5)),
+        micros(percentile(&cold, 0.99)),
+        cold.len(),
+        micros(percentile(&warm, 0.5)),
     );
 
     let mut files: Vec<(String, String)> = Vec::new();
@@ -105,6 +123,14 @@ pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
         reindex.len()
     );
 
+    let verdicts = verdict_times(dir, &files)?;
+    println!(
+        "PreToolUse verdict (a function of another file appended): p50 {:.3} ms, p99 {:.3} ms over {} writes",
+        micros(percentile(&verdicts, 0.5)) / 1e3,
+        micros(percentile(&verdicts, 0.99)) / 1e3,
+        verdicts.len()
+    );
+
     match find_jscpd() {
         Some(jscpd) => {
             let (wall, summary) = run_jscpd(&jscpd, dir)?;
@@ -117,6 +143,46 @@ pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
         None => println!("jscpd: not installed (scripts/setup.sh puts it in .tools/)"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Times `check_write` for every file written back with the largest function
+/// of the next file appended: the copy rules' heaviest path.
+fn verdict_times(dir: &Path, files: &[(String, String)]) -> Result<Vec<Duration>> {
+    let mut engine = Engine::open(dir, RuleConfig::default())?;
+    let writes: Vec<(String, String)> = files
+        .iter()
+        .zip(files.iter().cycle().skip(1))
+        .map(|((path, text), (next_path, next_text))| {
+            let appended =
+                largest_function(engine.index(), next_path, next_text).unwrap_or_default();
+            (path.clone(), format!("{text}\n{appended}\n"))
+        })
+        .collect();
+    let mut failure = None;
+    let times = sample(&writes, |(path, content)| {
+        if let Err(e) = engine.check_write(Path::new(path), content) {
+            failure.get_or_insert(e);
+        }
+    });
+    match failure {
+        Some(e) => Err(e.context("a PreToolUse verdict failed")),
+        None => Ok(times),
+    }
+}
+
+/// The source lines of the file's largest function.
+fn largest_function(index: &Index, path: &str, text: &str) -> Option<String> {
+    let entry = index.file(path)?;
+    let unit = entry
+        .units
+        .iter()
+        .filter_map(|&id| index.unit(id))
+        .filter(|u| u.data.kind == UnitKind::Function)
+        .max_by_key(|u| u.data.tokens)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let start = (unit.data.start_line as usize).saturating_sub(1);
+    let end = (unit.data.end_line as usize).min(lines.len());
+    Some(lines.get(start..end)?.join("\n"))
 }
 
 /// jscpd on PATH, else in `.tools/` of the current folder or of this workspace.

@@ -6,11 +6,15 @@
 pub const CANON: &str = include_str!("canon.md");
 
 pub mod dupes;
+pub mod engine;
 pub mod finding;
 pub mod fingerprint;
 pub mod index;
 pub mod judge;
 pub mod lang;
 pub mod rules;
+pub mod suggest;
 pub mod units;
 pub mod walk;
+
+pub use engine::Engine;

@@ -42,7 +42,26 @@ pub struct UnitData {
     pub bands: Box<[u64]>,
     /// A window made only of import/use statements: never a blocking copy.
     pub imports_only: bool,
+    pub facts: UnitFacts,
 }
+
+/// What the rules need to know about a unit beyond its fingerprints.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnitFacts {
+    /// Visible outside its module by its declaration: `pub`, `export`, `public`,
+    /// a capitalised Go name. (Python's public names depend on the file: the rules.)
+    pub exported: bool,
+    /// Attributes, decorators and annotations written before the unit.
+    pub decorators: String,
+    /// A method of a trait implementation or an override: called through the
+    /// interface, not by name.
+    pub implements: bool,
+    /// Doc comments before the unit, or a Python docstring; whitespace collapsed.
+    pub doc: String,
+}
+
+/// Doc text kept per unit (for suggestions), in bytes.
+const DOC_MAX: usize = 400;
 
 /// What one file contributes to the index.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,6 +141,7 @@ struct RawUnit {
     tok_start: usize,
     tok_end: usize,
     imports_only: bool,
+    facts: UnitFacts,
 }
 
 /// Walks the tree once: tokens, units, windows and identifier counts.
@@ -220,29 +240,38 @@ fn close_frame(
     let start_line = line_of(frame.node.start_position().row);
     let end_line = line_of(frame.node.end_position().row);
     if let Some(kind) = frame.unit {
+        let name = unit_name(frame.node, source);
+        let signature = signature(frame.node, lang, source);
+        let facts = facts(frame.node, frames, lang, source, &name, &signature);
         raw.push(RawUnit {
             kind,
-            name: unit_name(frame.node, source),
-            signature: signature(frame.node, lang, source),
+            name,
+            signature,
             start_line,
             end_line,
             tok_start: frame.tok_start,
             tok_end,
             imports_only: false,
+            facts,
         });
     }
     if frame.block && frame.stmts.len() >= WINDOW {
-        let owner = enclosing_name(frames, source);
+        let owner = frames.iter().rev().find(|f| f.unit.is_some());
+        let (owner_name, owner_signature) = owner.map_or_else(
+            || ("<top level>".to_string(), String::new()),
+            |f| (unit_name(f.node, source), signature(f.node, lang, source)),
+        );
         for w in frame.stmts.windows(WINDOW) {
             raw.push(RawUnit {
                 kind: UnitKind::Window,
-                name: format!("window in {owner}"),
-                signature: String::new(),
+                name: format!("window in {owner_name}"),
+                signature: owner_signature.clone(),
                 start_line: w[0].start_line,
                 end_line: w[WINDOW - 1].end_line,
                 tok_start: w[0].tok_start,
                 tok_end: w[WINDOW - 1].tok_end,
                 imports_only: w.iter().all(|s| s.import),
+                facts: UnitFacts::default(),
             });
         }
     }
@@ -264,12 +293,110 @@ fn line_of(row: usize) -> u32 {
     u32::try_from(row + 1).unwrap_or(u32::MAX)
 }
 
-fn enclosing_name(frames: &[Frame], source: &str) -> String {
-    frames
+fn facts(
+    node: Node,
+    frames: &[Frame],
+    lang: &Lang,
+    source: &str,
+    name: &str,
+    signature: &str,
+) -> UnitFacts {
+    let text = |n: Node| collapse(&source[n.byte_range()]);
+    let is_comment = |n: Node| lang.flags(n.kind_id()).contains(KindFlags::COMMENT);
+    let is_decoration = |n: Node| {
+        let k = n.kind();
+        k.contains("attribute") || k.contains("decorator") || k.contains("annotation")
+    };
+    let mut decorators = Vec::new();
+    let mut doc = Vec::new();
+    // Attributes and doc comments stand right before the unit, in any order.
+    let mut next_row = node.start_position().row;
+    let mut prev = node.prev_named_sibling();
+    while let Some(p) = prev {
+        if p.end_position().row + 1 < next_row {
+            break;
+        }
+        if is_decoration(p) {
+            decorators.push(text(p));
+        } else if is_comment(p) {
+            doc.push(text(p));
+        } else {
+            break;
+        }
+        next_row = p.start_position().row;
+        prev = p.prev_named_sibling();
+    }
+    // Python: `@decorator` lines wrap the definition.
+    if let Some(parent) = node.parent()
+        && parent.kind() == "decorated_definition"
+    {
+        let mut cursor = parent.walk();
+        decorators.extend(
+            parent
+                .named_children(&mut cursor)
+                .filter(|c| is_decoration(*c))
+                .map(text),
+        );
+    }
+    doc.reverse();
+    if let Some(docstring) = docstring(node, source) {
+        doc.push(docstring);
+    }
+    let mut doc = doc.join(" ");
+    truncate(&mut doc, DOC_MAX);
+    let decorators = decorators.join(" ");
+    let in_trait_impl = frames
         .iter()
         .rev()
         .find(|f| f.unit.is_some())
-        .map_or_else(|| "<top level>".to_string(), |f| unit_name(f.node, source))
+        .is_some_and(|f| f.node.child_by_field_name("trait").is_some());
+    UnitFacts {
+        exported: signature.starts_with("pub ")
+            || signature.starts_with("public ")
+            || signature.contains(" public ")
+            || exported_by_statement(node)
+            || (lang.name() == "go" && name.starts_with(|c: char| c.is_uppercase())),
+        implements: in_trait_impl
+            || signature.split_whitespace().any(|w| w == "override")
+            || decorators.contains("Override"),
+        decorators,
+        doc,
+    }
+}
+
+/// JS/TS: `export function f`, `export const f = () => ...`, `export class C`.
+fn exported_by_statement(node: Node) -> bool {
+    let mut current = node.parent();
+    for _ in 0..3 {
+        match current {
+            Some(n) if n.kind() == "export_statement" => return true,
+            Some(n) if matches!(n.kind(), "variable_declarator" | "lexical_declaration") => {
+                current = n.parent();
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Python: the string that opens a function's or class's body.
+fn docstring(node: Node, source: &str) -> Option<String> {
+    let body = node.child_by_field_name("body")?;
+    let first = body.named_child(0)?;
+    let string = first.named_child(0)?;
+    (first.kind() == "expression_statement" && string.kind() == "string")
+        .then(|| collapse(&source[string.byte_range()]))
+}
+
+fn truncate(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
 }
 
 fn finish(
@@ -311,6 +438,7 @@ fn finish(
             shingles: shingles.into_boxed_slice(),
             bands: bands.into_boxed_slice(),
             imports_only: r.imports_only,
+            facts: r.facts,
         });
     }
     // Units in source order (the walk closes inner units first).
@@ -400,14 +528,7 @@ fn signature(node: Node, lang: &Lang, source: &str) -> String {
     let mut sig = collapse(head);
     let sig_trimmed = sig.trim_end_matches(['{', ':', ' ', '=']).len();
     sig.truncate(sig_trimmed);
-    if sig.len() > SIGNATURE_MAX {
-        let mut cut = SIGNATURE_MAX;
-        while !sig.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        sig.truncate(cut);
-        sig.push('…');
-    }
+    truncate(&mut sig, SIGNATURE_MAX);
     sig
 }
 

@@ -1,0 +1,265 @@
+//! The engine as the hook session sees it: the resident index of one project, its
+//! `RuleConfig`, and what changed on disk since it last looked. Implements the
+//! session's [`Judge`] trait.
+
+use std::path::{Component, Path, PathBuf};
+use std::time::SystemTime;
+
+use anyhow::{Context, Result};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::finding::{Finding, Suggestion};
+use crate::fingerprint::hash_text;
+use crate::index::{BuildReport, Index};
+use crate::judge::{FileChange, Judge};
+use crate::rules::{self, RuleConfig};
+use crate::suggest;
+use crate::units::ParsedFile;
+use crate::walk::{self, WalkOptions};
+
+/// What a file looked like when the engine last read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    modified: Option<SystemTime>,
+    hash: u64,
+}
+
+pub struct Engine {
+    root: PathBuf,
+    opts: WalkOptions,
+    index: Index,
+    report: BuildReport,
+    /// Every file the walk offers (indexed or skipped by content), by relative path.
+    stamps: FxHashMap<String, Stamp>,
+}
+
+impl Engine {
+    /// Indexes the project at `root`.
+    pub fn open(root: &Path, cfg: RuleConfig) -> Result<Self> {
+        let root = root.canonicalize().with_context(|| {
+            format!(
+                "{} is not a folder: give the project's root folder",
+                root.display()
+            )
+        })?;
+        let opts = WalkOptions::default();
+        let (index, report) = Index::build(&root, cfg, opts)?;
+        let mut engine = Self {
+            root,
+            opts,
+            index,
+            report,
+            stamps: FxHashMap::default(),
+        };
+        for candidate in walk::walk(&engine.root, opts)?.candidates {
+            let bytes = std::fs::read(&candidate.abs)
+                .with_context(|| format!("cannot read {}", candidate.abs.display()))?;
+            let stamp = stamp(&candidate.abs, &bytes)?;
+            engine.stamps.insert(candidate.rel, stamp);
+        }
+        Ok(engine)
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Counts and phase times of the initial build.
+    pub fn report(&self) -> &BuildReport {
+        &self.report
+    }
+
+    /// The project-relative path of `path` (absolute, or relative to the root);
+    /// `None` when it lies outside the project.
+    pub fn relative(&self, path: &Path) -> Option<String> {
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.root.join(path)
+        };
+        let abs = normalize(&abs);
+        let inside = abs
+            .strip_prefix(&self.root)
+            .ok()
+            .map(Path::to_path_buf)
+            .or_else(|| {
+                // The root is canonical; the path may reach it through a symlink.
+                let parent = abs.parent()?.canonicalize().ok()?;
+                let rel_parent = parent.strip_prefix(&self.root).ok()?;
+                Some(rel_parent.join(abs.file_name()?))
+            })?;
+        let parts: Option<Vec<&str>> = inside
+            .components()
+            .map(|c| c.as_os_str().to_str())
+            .collect();
+        let rel = parts?.join("/");
+        (!rel.is_empty()).then_some(rel)
+    }
+
+    /// The file as the index holds it, as a parsed file.
+    fn indexed(&self, rel: &str) -> Option<ParsedFile> {
+        let entry = self.index.file(rel)?;
+        Some(ParsedFile {
+            language: entry.language,
+            units: entry
+                .units
+                .iter()
+                .filter_map(|&id| Some(self.index.unit(id)?.data.clone()))
+                .collect(),
+            identifiers: entry.identifiers.clone(),
+            parse_errors: entry.parse_errors,
+        })
+    }
+}
+
+/// Drops `.` and resolves `..` lexically (the file may not exist yet).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn stamp(abs: &Path, bytes: &[u8]) -> Result<Stamp> {
+    let meta = std::fs::metadata(abs)
+        .with_context(|| format!("cannot read the metadata of {}", abs.display()))?;
+    Ok(Stamp {
+        size: meta.len(),
+        modified: meta.modified().ok(),
+        hash: hash_text(&String::from_utf8_lossy(bytes)),
+    })
+}
+
+impl Judge for Engine {
+    /// Writes outside the project, or to files no grammar knows, have nothing to judge.
+    fn check_write(&mut self, path: &Path, content: &str) -> Result<Vec<Finding>> {
+        let Some(rel) = self.relative(path) else {
+            return Ok(Vec::new());
+        };
+        let Some(after) = self.index.parse(&rel, content)? else {
+            return Ok(Vec::new());
+        };
+        let before = self.indexed(&rel);
+        Ok(rules::copy_findings(
+            &self.index,
+            &rel,
+            content,
+            &after,
+            before.as_ref(),
+        ))
+    }
+
+    fn rescan(&mut self) -> Result<Vec<Finding>> {
+        let walked = walk::walk(&self.root, self.opts)?;
+        let mut changed: Vec<(String, String, Option<ParsedFile>)> = Vec::new();
+        let mut present: FxHashSet<String> = FxHashSet::default();
+        for candidate in walked.candidates {
+            present.insert(candidate.rel.clone());
+            let meta = std::fs::metadata(&candidate.abs).with_context(|| {
+                format!("cannot read the metadata of {}", candidate.abs.display())
+            })?;
+            let old = self.stamps.get(&candidate.rel).copied();
+            if old.is_some_and(|s| {
+                s.size == meta.len() && s.modified.is_some() && s.modified == meta.modified().ok()
+            }) {
+                continue;
+            }
+            let bytes = std::fs::read(&candidate.abs)
+                .with_context(|| format!("cannot read {}", candidate.abs.display()))?;
+            let new = stamp(&candidate.abs, &bytes)?;
+            self.stamps.insert(candidate.rel.clone(), new);
+            if old.is_some_and(|s| s.hash == new.hash) {
+                continue;
+            }
+            let before = self.indexed(&candidate.rel);
+            match walk::content_verdict(bytes) {
+                Ok(text) => {
+                    self.index.update_file(&candidate.rel, &text)?;
+                    changed.push((candidate.rel, text, before));
+                }
+                Err(_) => {
+                    self.index.remove_file(&candidate.rel);
+                }
+            }
+        }
+        let gone: Vec<String> = self
+            .stamps
+            .keys()
+            .filter(|k| !present.contains(*k))
+            .cloned()
+            .collect();
+        for rel in gone {
+            self.stamps.remove(&rel);
+            self.index.remove_file(&rel);
+        }
+        // Judged after every update, so copies between two changed files count.
+        let mut findings = Vec::new();
+        for (rel, text, before) in &changed {
+            if let Some(after) = self.indexed(rel) {
+                findings.extend(rules::copy_findings(
+                    &self.index,
+                    rel,
+                    text,
+                    &after,
+                    before.as_ref(),
+                ));
+            }
+        }
+        Ok(findings)
+    }
+
+    fn audit(&mut self, changes: &[FileChange]) -> Result<Vec<Finding>> {
+        for change in changes {
+            match &change.after {
+                Some(text) => {
+                    self.index.update_file(&change.path, text)?;
+                }
+                None => {
+                    self.index.remove_file(&change.path);
+                }
+            }
+        }
+        let mut findings = Vec::new();
+        for change in changes {
+            let Some(text) = &change.after else { continue };
+            let Some(after) = self.index.parse(&change.path, text)? else {
+                continue;
+            };
+            let before = match &change.before {
+                Some(old) => self.index.parse(&change.path, old)?,
+                None => None,
+            };
+            findings.extend(rules::copy_findings(
+                &self.index,
+                &change.path,
+                text,
+                &after,
+                before.as_ref(),
+            ));
+            findings.extend(rules::orphan_findings(
+                &self.index,
+                &change.path,
+                text,
+                &after,
+                before.as_ref(),
+            ));
+        }
+        Ok(findings)
+    }
+
+    fn suggest(&self, prompt: &str) -> Result<Vec<Suggestion>> {
+        Ok(suggest::suggest(&self.index, prompt))
+    }
+}
