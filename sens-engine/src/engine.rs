@@ -3,6 +3,7 @@
 //! session's [`Judge`] trait.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use anyhow::{Context, Result};
@@ -10,11 +11,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::finding::{Finding, Suggestion};
 use crate::fingerprint::hash_text;
-use crate::index::{BuildReport, Index};
+use crate::index::{BuildReport, Index, Source};
 use crate::judge::{FileChange, Judge};
 use crate::rules::{self, RuleConfig};
 use crate::suggest;
-use crate::units::ParsedFile;
+use crate::units::{ParsedFile, UnitData};
 use crate::walk::{self, WalkOptions};
 
 /// What a file looked like when the engine last read it.
@@ -32,6 +33,9 @@ pub struct Engine {
     report: BuildReport,
     /// Every file the walk offers (indexed or skipped by content), by relative path.
     stamps: FxHashMap<String, Stamp>,
+    /// The text and tree of every indexed file, so a write re-parses only what
+    /// it changes.
+    sources: FxHashMap<String, Source>,
 }
 
 impl Engine {
@@ -44,18 +48,27 @@ impl Engine {
             )
         })?;
         let opts = WalkOptions::default();
-        let (index, report) = Index::build(&root, cfg, opts)?;
+        let (index, report, sources) = Index::build_with_sources(&root, cfg, opts, true)?;
         let mut engine = Self {
             root,
             opts,
             index,
             report,
             stamps: FxHashMap::default(),
+            sources: sources
+                .into_iter()
+                .map(|s| (s.path.to_string(), s))
+                .collect(),
         };
         for candidate in walk::walk(&engine.root, opts)?.candidates {
-            let bytes = std::fs::read(&candidate.abs)
-                .with_context(|| format!("cannot read {}", candidate.abs.display()))?;
-            let stamp = stamp(&candidate.abs, &bytes)?;
+            let stamp = match engine.sources.get(&candidate.rel) {
+                Some(source) => stamp(&candidate.abs, source.text.as_bytes())?,
+                None => {
+                    let bytes = std::fs::read(&candidate.abs)
+                        .with_context(|| format!("cannot read {}", candidate.abs.display()))?;
+                    stamp(&candidate.abs, &bytes)?
+                }
+            };
             engine.stamps.insert(candidate.rel, stamp);
         }
         Ok(engine)
@@ -101,6 +114,40 @@ impl Engine {
         (!rel.is_empty()).then_some(rel)
     }
 
+    /// Indexes `rel` from `text`, keeping its tree; drops it when no grammar knows it.
+    fn reindex(&mut self, rel: &str, text: &str) -> Result<()> {
+        match self.index.parse_with_tree(rel, text)? {
+            Some((parsed, tree)) => {
+                let path: Arc<str> = Arc::from(rel);
+                self.index.insert_parsed(Arc::clone(&path), parsed);
+                let source = Source {
+                    path,
+                    text: text.to_string(),
+                    tree,
+                };
+                self.sources.insert(rel.to_string(), source);
+            }
+            None => self.forget(rel),
+        }
+        Ok(())
+    }
+
+    fn forget(&mut self, rel: &str) {
+        self.index.remove_file(rel);
+        self.sources.remove(rel);
+    }
+
+    /// The units the index holds for `rel` (none for a new file).
+    fn indexed_units(&self, rel: &str) -> Vec<&UnitData> {
+        self.index.file(rel).map_or_else(Vec::new, |entry| {
+            entry
+                .units
+                .iter()
+                .filter_map(|&id| Some(&self.index.unit(id)?.data))
+                .collect()
+        })
+    }
+
     /// The file as the index holds it, as a parsed file.
     fn indexed(&self, rel: &str) -> Option<ParsedFile> {
         let entry = self.index.file(rel)?;
@@ -115,6 +162,10 @@ impl Engine {
             parse_errors: entry.parse_errors,
         })
     }
+}
+
+fn units_of(parsed: Option<&ParsedFile>) -> Vec<&UnitData> {
+    parsed.map_or_else(Vec::new, |p| p.units.iter().collect())
 }
 
 /// Drops `.` and resolves `..` lexically (the file may not exist yet).
@@ -148,10 +199,14 @@ impl Judge for Engine {
         let Some(rel) = self.relative(path) else {
             return Ok(Vec::new());
         };
-        let Some(after) = self.index.parse(&rel, content)? else {
+        let parsed = match self.sources.get(&rel) {
+            Some(old) => self.index.parse_edit(&rel, &old.text, &old.tree, content)?,
+            None => self.index.parse(&rel, content)?,
+        };
+        let Some(after) = parsed else {
             return Ok(Vec::new());
         };
-        let before = self.indexed(&rel);
+        let before = self.indexed_units(&rel);
         Ok(rules::copy_findings(
             &self.index,
             &rel,
@@ -186,12 +241,10 @@ impl Judge for Engine {
             let before = self.indexed(&candidate.rel);
             match walk::content_verdict(bytes) {
                 Ok(text) => {
-                    self.index.update_file(&candidate.rel, &text)?;
+                    self.reindex(&candidate.rel, &text)?;
                     changed.push((candidate.rel, text, before));
                 }
-                Err(_) => {
-                    self.index.remove_file(&candidate.rel);
-                }
+                Err(_) => self.forget(&candidate.rel),
             }
         }
         let gone: Vec<String> = self
@@ -202,7 +255,7 @@ impl Judge for Engine {
             .collect();
         for rel in gone {
             self.stamps.remove(&rel);
-            self.index.remove_file(&rel);
+            self.forget(&rel);
         }
         // Judged after every update, so copies between two changed files count.
         let mut findings = Vec::new();
@@ -213,7 +266,7 @@ impl Judge for Engine {
                     rel,
                     text,
                     &after,
-                    before.as_ref(),
+                    &units_of(before.as_ref()),
                 ));
             }
         }
@@ -223,12 +276,8 @@ impl Judge for Engine {
     fn audit(&mut self, changes: &[FileChange]) -> Result<Vec<Finding>> {
         for change in changes {
             match &change.after {
-                Some(text) => {
-                    self.index.update_file(&change.path, text)?;
-                }
-                None => {
-                    self.index.remove_file(&change.path);
-                }
+                Some(text) => self.reindex(&change.path, text)?,
+                None => self.forget(&change.path),
             }
         }
         let mut findings = Vec::new();
@@ -241,19 +290,20 @@ impl Judge for Engine {
                 Some(old) => self.index.parse(&change.path, old)?,
                 None => None,
             };
+            let before = units_of(before.as_ref());
             findings.extend(rules::copy_findings(
                 &self.index,
                 &change.path,
                 text,
                 &after,
-                before.as_ref(),
+                &before,
             ));
             findings.extend(rules::orphan_findings(
                 &self.index,
                 &change.path,
                 text,
                 &after,
-                before.as_ref(),
+                &before,
             ));
         }
         Ok(findings)

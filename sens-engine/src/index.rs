@@ -12,6 +12,7 @@ use anyhow::Result;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
+use tree_sitter::Tree;
 
 use crate::fingerprint::jaccard_at_least;
 use crate::lang;
@@ -178,6 +179,18 @@ impl Index {
 
     /// Walks `root`, parses every indexable file in parallel and indexes it.
     pub fn build(root: &Path, cfg: RuleConfig, opts: WalkOptions) -> Result<(Self, BuildReport)> {
+        let (index, report, _) = Self::build_with_sources(root, cfg, opts, false)?;
+        Ok((index, report))
+    }
+
+    /// [`Index::build`], also returning each indexed file's text and syntax tree
+    /// when `keep` is set (so later edits re-parse incrementally).
+    pub fn build_with_sources(
+        root: &Path,
+        cfg: RuleConfig,
+        opts: WalkOptions,
+        keep: bool,
+    ) -> Result<(Self, BuildReport, Vec<Source>)> {
         let start = Instant::now();
         let mut index = Self::new(cfg)?;
         let walked = walk::walk(root, opts)?;
@@ -188,24 +201,35 @@ impl Index {
             .candidates
             .par_iter()
             .map(|c| {
+                let path: Arc<str> = Arc::from(c.rel.as_str());
                 let t0 = Instant::now();
                 let text = match walk::read(c)? {
                     Ok(text) => text,
                     Err(reason) => {
-                        return Ok((
-                            Arc::from(c.rel.as_str()),
-                            Err(reason),
-                            [t0.elapsed(), Duration::ZERO, Duration::ZERO],
-                        ));
+                        return Ok(FileOutcome {
+                            path,
+                            parsed: Err(reason),
+                            source: None,
+                            times: [t0.elapsed(), Duration::ZERO, Duration::ZERO],
+                        });
                     }
                 };
                 let t1 = Instant::now();
                 let tree = units::parse_tree(c.lang, &text)
                     .map_err(|e| e.context(format!("cannot parse {}", c.rel)))?;
                 let t2 = Instant::now();
-                let parsed = units::extract(c.lang, &text, &tree, fp);
+                let parsed = units::extract(c.lang, &text, &tree, fp, None);
                 let times = [t1 - t0, t2 - t1, t2.elapsed()];
-                Ok((Arc::from(c.rel.as_str()), Ok(parsed), times))
+                Ok(FileOutcome {
+                    source: keep.then(|| Source {
+                        path: Arc::clone(&path),
+                        text,
+                        tree,
+                    }),
+                    path,
+                    parsed: Ok(parsed),
+                    times,
+                })
             })
             .collect::<Result<_>>()?;
         let pass_time = pass_start.elapsed();
@@ -215,14 +239,16 @@ impl Index {
             *report.skipped.entry(reason.label()).or_default() += n;
         }
         let mut cpu = [Duration::ZERO; 3];
-        for (path, outcome, times) in outcomes {
-            for (total, t) in cpu.iter_mut().zip(times) {
+        let mut sources = Vec::new();
+        for outcome in outcomes {
+            for (total, t) in cpu.iter_mut().zip(outcome.times) {
                 *total += t;
             }
-            match outcome {
-                Ok(parsed) => index.insert_parsed(path, parsed),
+            match outcome.parsed {
+                Ok(parsed) => index.insert_parsed(outcome.path, parsed),
                 Err(reason) => *report.skipped.entry(reason.label()).or_default() += 1,
             }
+            sources.extend(outcome.source);
         }
         let insert_time = insert_start.elapsed();
         let cpu_total: f64 = cpu.iter().map(Duration::as_secs_f64).sum();
@@ -242,7 +268,7 @@ impl Index {
             total: start.elapsed().as_secs_f64(),
         };
         index.fill_counts(&mut report);
-        Ok((index, report))
+        Ok((index, report, sources))
     }
 
     fn fill_counts(&self, report: &mut BuildReport) {
@@ -268,12 +294,43 @@ impl Index {
     /// Parses `content` as the file `path` would hold it; `None` when no grammar
     /// knows the extension. Does not touch the index.
     pub fn parse(&self, path: &str, content: &str) -> Result<Option<ParsedFile>> {
+        Ok(self
+            .parse_with_tree(path, content)?
+            .map(|(parsed, _)| parsed))
+    }
+
+    /// [`Index::parse`], also returning the syntax tree.
+    pub fn parse_with_tree(&self, path: &str, content: &str) -> Result<Option<(ParsedFile, Tree)>> {
         let Some(lang) = lang::for_path(path) else {
             return Ok(None);
         };
-        let parsed = units::parse_file(lang, content, &self.fp)
+        let tree = units::parse_tree(lang, content)
             .map_err(|e| e.context(format!("cannot parse {path}")))?;
-        Ok(Some(parsed))
+        let parsed = units::extract(lang, content, &tree, &self.fp, None);
+        Ok(Some((parsed, tree)))
+    }
+
+    /// The units of `path` changed by an edit from `old` (parsed as `old_tree`)
+    /// to `new`: only units touching the edited bytes, re-parsed incrementally.
+    pub fn parse_edit(
+        &self,
+        path: &str,
+        old: &str,
+        old_tree: &Tree,
+        new: &str,
+    ) -> Result<Option<ParsedFile>> {
+        let Some(lang) = lang::for_path(path) else {
+            return Ok(None);
+        };
+        let (tree, changed) = units::reparse(lang, old, old_tree, new)
+            .map_err(|e| e.context(format!("cannot parse {path}")))?;
+        Ok(Some(units::extract(
+            lang,
+            new,
+            &tree,
+            &self.fp,
+            Some(changed),
+        )))
     }
 
     /// Re-indexes one file from its new content. Returns false (and drops the
@@ -527,9 +584,21 @@ impl Index {
     }
 }
 
-/// One file of the parallel pass: its units or why it was skipped, and the CPU
-/// time spent reading, parsing and fingerprinting it.
-type FileOutcome = (Arc<str>, Result<ParsedFile, SkipReason>, [Duration; 3]);
+/// One file of the parallel pass: its units or why it was skipped, its source
+/// when kept, and the CPU time spent reading, parsing and fingerprinting it.
+struct FileOutcome {
+    path: Arc<str>,
+    parsed: Result<ParsedFile, SkipReason>,
+    source: Option<Source>,
+    times: [Duration; 3],
+}
+
+/// A file's text and its syntax tree.
+pub struct Source {
+    pub path: Arc<str>,
+    pub text: String,
+    pub tree: Tree,
+}
 
 /// See [`Index::digest`].
 #[derive(Debug, Clone, PartialEq, Eq)]

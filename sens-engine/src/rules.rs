@@ -67,9 +67,8 @@ impl RuleConfig {
 }
 
 /// A unit the write adds: its fingerprint did not stand in the file before.
-pub fn added_units<'a>(before: Option<&ParsedFile>, after: &'a ParsedFile) -> Vec<&'a UnitData> {
-    let old: Vec<u64> =
-        before.map_or_else(Vec::new, |b| b.units.iter().map(|u| u.renamed).collect());
+pub fn added_units<'a>(before: &[&UnitData], after: &'a ParsedFile) -> Vec<&'a UnitData> {
+    let old: Vec<u64> = before.iter().map(|u| u.renamed).collect();
     after
         .units
         .iter()
@@ -114,7 +113,7 @@ pub fn copy_findings(
     path: &str,
     text: &str,
     after: &ParsedFile,
-    before: Option<&ParsedFile>,
+    before: &[&UnitData],
 ) -> Vec<Finding> {
     let cfg = index.config();
     let never_blocks = is_generated_file(path, text) || is_fixture_path(path);
@@ -123,11 +122,9 @@ pub fn copy_findings(
     for unit in added_units(before, after) {
         let mut matches = index.copies(unit, elsewhere);
         // A copy that already stood in the old version of this unit is not new.
-        let old_twin = before.and_then(|b| {
-            b.units
-                .iter()
-                .find(|o| o.kind == unit.kind && o.name == unit.name)
-        });
+        let old_twin = before
+            .iter()
+            .find(|o| o.kind == unit.kind && o.name == unit.name);
         if let Some(old) = old_twin {
             let old_matches: Vec<UnitId> =
                 index.copies(old, elsewhere).iter().map(|m| m.id).collect();
@@ -270,18 +267,16 @@ pub fn orphan_findings(
     path: &str,
     text: &str,
     after: &ParsedFile,
-    before: Option<&ParsedFile>,
+    before: &[&UnitData],
 ) -> Vec<Finding> {
     if is_test_path(path) || is_fixture_path(path) || is_generated_file(path, text) {
         return Vec::new();
     }
-    let old_names: Vec<&str> = before.map_or_else(Vec::new, |b| {
-        b.units
-            .iter()
-            .filter(|u| u.kind == UnitKind::Function)
-            .map(|u| u.name.as_str())
-            .collect()
-    });
+    let old_names: Vec<&str> = before
+        .iter()
+        .filter(|u| u.kind == UnitKind::Function)
+        .map(|u| u.name.as_str())
+        .collect();
     after
         .units
         .iter()

@@ -3,7 +3,9 @@
 //! of the syntax tree collects the file's leaf tokens; units are ranges of them.
 
 use rustc_hash::FxHashMap;
-use tree_sitter::{Node, Parser, Tree};
+use std::ops::Range;
+
+use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
 use crate::fingerprint::{self, MinHasher, Token, TokenClass};
 use crate::lang::{KindFlags, Lang};
@@ -110,10 +112,77 @@ pub fn parse_tree(lang: &Lang, source: &str) -> anyhow::Result<Tree> {
 /// Parse and extract in one call.
 pub fn parse_file(lang: &Lang, source: &str, fp: &Fingerprinter) -> anyhow::Result<ParsedFile> {
     let tree = parse_tree(lang, source)?;
-    Ok(extract(lang, source, &tree, fp))
+    Ok(extract(lang, source, &tree, fp, None))
+}
+
+/// Parses `new` reusing the tree of `old` (tree-sitter re-parses only what the
+/// edit touched). Returns the new tree and the byte range of `new` that differs
+/// from `old`.
+pub fn reparse(
+    lang: &Lang,
+    old: &str,
+    old_tree: &Tree,
+    new: &str,
+) -> anyhow::Result<(Tree, Range<usize>)> {
+    let changed = changed_range(old, new);
+    let old_end = old.len() - (new.len() - changed.end);
+    let mut tree = old_tree.clone();
+    tree.edit(&InputEdit {
+        start_byte: changed.start,
+        old_end_byte: old_end,
+        new_end_byte: changed.end,
+        start_position: point(old, changed.start),
+        old_end_position: point(old, old_end),
+        new_end_position: point(new, changed.end),
+    });
+    PARSER.with(|parser| {
+        let mut parser = parser.borrow_mut();
+        parser
+            .set_language(&lang.language)
+            .map_err(|e| anyhow::anyhow!("grammar of {} cannot be loaded: {e}", lang.name()))?;
+        let tree = parser
+            .parse(new, Some(&tree))
+            .ok_or_else(|| anyhow::anyhow!("the {} parser gave up", lang.name()))?;
+        Ok((tree, changed))
+    })
+}
+
+/// The byte range of `new` between the longest common prefix and suffix of the
+/// two texts, on character boundaries.
+pub fn changed_range(old: &str, new: &str) -> Range<usize> {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let mut prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    while !new.is_char_boundary(prefix) || !old.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let room = a.len().min(b.len()) - prefix;
+    let mut suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    while !new.is_char_boundary(new.len() - suffix) || !old.is_char_boundary(old.len() - suffix) {
+        suffix -= 1;
+    }
+    prefix..new.len() - suffix
+}
+
+fn point(text: &str, byte: usize) -> Point {
+    let head = &text.as_bytes()[..byte];
+    let row = head.iter().filter(|&&c| c == b'\n').count();
+    let column = head.iter().rev().take_while(|&&c| c != b'\n').count();
+    Point { row, column }
+}
+
+/// Whether a unit spanning `start..end` touches `focus` (no focus: every unit).
+fn in_focus(focus: Option<&Range<usize>>, start: usize, end: usize) -> bool {
+    focus.is_none_or(|f| start <= f.end && f.start <= end)
 }
 
 struct Stmt {
+    bytes: Range<usize>,
     tok_start: usize,
     tok_end: usize,
     start_line: u32,
@@ -128,6 +197,8 @@ struct Frame<'t> {
     unit: Option<UnitKind>,
     block: bool,
     stmt: bool,
+    /// Touches the focus of a focused extraction (always true without one).
+    touching: bool,
     /// Statements seen so far, for block frames.
     stmts: Vec<Stmt>,
 }
@@ -144,8 +215,17 @@ struct RawUnit {
     facts: UnitFacts,
 }
 
-/// Walks the tree once: tokens, units, windows and identifier counts.
-pub fn extract(lang: &Lang, source: &str, tree: &Tree, fp: &Fingerprinter) -> ParsedFile {
+/// Walks the tree once: tokens, units, windows and identifier counts. With a
+/// `focus` byte range, only units touching it are kept (the others are known
+/// unchanged) and the identifier counts cover the whole file as always.
+pub fn extract(
+    lang: &Lang,
+    source: &str,
+    tree: &Tree,
+    fp: &Fingerprinter,
+    focus: Option<Range<usize>>,
+) -> ParsedFile {
+    let focus = focus.as_ref();
     let root = tree.root_node();
     let mut tokens: Vec<Token> = Vec::new();
     let mut idents: FxHashMap<&str, u32> = FxHashMap::default();
@@ -164,7 +244,12 @@ pub fn extract(lang: &Lang, source: &str, tree: &Tree, fp: &Fingerprinter) -> Pa
         let parent_is_block = frames
             .last()
             .is_some_and(|f| f.block && f.depth + 1 == depth);
-        let skip = node.is_error() || node.is_missing() || flags.contains(KindFlags::COMMENT);
+        let touching = in_focus(focus, node.start_byte(), node.end_byte());
+        // With a focus, a subtree that neither touches it nor lies inside a unit
+        // or block that does cannot contribute to a kept unit.
+        let unfocused = !touching && !frames.iter().any(|f| f.touching);
+        let skip =
+            node.is_error() || node.is_missing() || flags.contains(KindFlags::COMMENT) || unfocused;
         let is_stmt = parent_is_block && node.is_named() && !skip;
         let atomic = node.child_count() == 0
             || flags.intersects(KindFlags::STRING | KindFlags::NUMBER | KindFlags::IDENTIFIER);
@@ -186,6 +271,7 @@ pub fn extract(lang: &Lang, source: &str, tree: &Tree, fp: &Fingerprinter) -> Pa
                 unit,
                 block: flags.contains(KindFlags::BLOCK),
                 stmt: is_stmt,
+                touching,
                 stmts: Vec::new(),
             });
         }
@@ -212,7 +298,7 @@ pub fn extract(lang: &Lang, source: &str, tree: &Tree, fp: &Fingerprinter) -> Pa
         // The current node is done; close it and every ancestor that has no
         // next sibling.
         loop {
-            close_frame(&mut frames, depth, &tokens, &mut raw, lang, source);
+            close_frame(&mut frames, depth, &tokens, &mut raw, lang, source, focus);
             if cursor.goto_next_sibling() {
                 break;
             }
@@ -231,6 +317,7 @@ fn close_frame(
     raw: &mut Vec<RawUnit>,
     lang: &Lang,
     source: &str,
+    focus: Option<&Range<usize>>,
 ) {
     if frames.last().is_none_or(|f| f.depth != depth) {
         return;
@@ -239,7 +326,10 @@ fn close_frame(
     let tok_end = tokens.len();
     let start_line = line_of(frame.node.start_position().row);
     let end_line = line_of(frame.node.end_position().row);
-    if let Some(kind) = frame.unit {
+    let bytes = frame.node.byte_range();
+    if let Some(kind) = frame.unit
+        && in_focus(focus, bytes.start, bytes.end)
+    {
         let name = unit_name(frame.node, source);
         let signature = signature(frame.node, lang, source);
         let facts = facts(frame.node, frames, lang, source, &name, &signature);
@@ -262,6 +352,9 @@ fn close_frame(
             |f| (unit_name(f.node, source), signature(f.node, lang, source)),
         );
         for w in frame.stmts.windows(WINDOW) {
+            if !in_focus(focus, w[0].bytes.start, w[WINDOW - 1].bytes.end) {
+                continue;
+            }
             raw.push(RawUnit {
                 kind: UnitKind::Window,
                 name: format!("window in {owner_name}"),
@@ -280,6 +373,7 @@ fn close_frame(
         && let Some(parent) = frames.last_mut()
     {
         parent.stmts.push(Stmt {
+            bytes,
             tok_start: frame.tok_start,
             tok_end,
             start_line,
