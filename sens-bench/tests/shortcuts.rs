@@ -10,7 +10,7 @@ use sens_bench::agent::HookHandler;
 use sens_bench::agent::claude::{
     ApiEndpoint, ClaudeOptions, TurnResult, pinned_claude_bin, run_once,
 };
-use sens_bench::agent::engine::engine_session;
+use sens_bench::agent::engine::engine_handler;
 use sens_bench::agent::model_server::{ModelServer, RecordedRequest};
 use sens_bench::agent::script::{Block, Script, Turn};
 use serde_json::{Value, json};
@@ -124,8 +124,8 @@ async fn play(script: Script, engine: bool) -> Played {
     };
     let ledger_path = dir.path().join("hooks.jsonl");
     let handler: Option<Box<dyn HookHandler>> = engine.then(|| {
-        let judge = Box::new(dev_judge::DevJudge::new(&ws));
-        Box::new(engine_session(&ws, judge, &ledger_path).unwrap()) as Box<dyn HookHandler>
+        let session = engine_handler(&ws, &ledger_path).unwrap_or_else(|err| panic!("{err:#}"));
+        Box::new(session) as Box<dyn HookHandler>
     });
     let result = tokio::time::timeout(TEST_LIMIT, run_once(&options, handler, "Add the feature."))
         .await
@@ -507,99 +507,4 @@ async fn edits_to_the_engines_paths_are_denied_through_write_and_bash() {
         .filter(|(text, is_error)| *is_error && text.starts_with("Claude requested permissions"))
         .count();
     assert_eq!(cli_refusals, 4);
-}
-
-/// Temporary: a judge from the index on main, until the engine's Judge lands.
-mod dev_judge {
-    use std::collections::HashMap;
-    use std::path::{Path, PathBuf};
-
-    use sens_engine::finding::{ExistingUnit, Finding, NewUnit, Suggestion};
-    use sens_engine::index::Index;
-    use sens_engine::judge::{FileChange, Judge};
-    use sens_engine::rules::RuleConfig;
-    use sens_engine::units::UnitKind;
-    use sens_engine::walk::{self, WalkOptions};
-
-    pub struct DevJudge {
-        root: PathBuf,
-        index: Index,
-        seen: HashMap<String, String>,
-    }
-
-    impl DevJudge {
-        pub fn new(root: &Path) -> Self {
-            let mut judge = DevJudge {
-                root: root.to_path_buf(),
-                index: Index::new(RuleConfig::default()).unwrap(),
-                seen: HashMap::new(),
-            };
-            judge.rescan().unwrap();
-            judge
-        }
-
-        fn findings(&self, path: &str, content: &str) -> Vec<Finding> {
-            let Some(parsed) = self.index.parse(path, content).unwrap() else {
-                return Vec::new();
-            };
-            let mut out = Vec::new();
-            for unit in parsed.units.iter().filter(|u| u.kind != UnitKind::Window) {
-                for m in self.index.copies(unit, |_, other| &*other.file == path) {
-                    let existing = self.index.unit(m.id).unwrap();
-                    out.push(Finding {
-                        rule: m.kind.rule().into(),
-                        blocks: unit.tokens >= 80,
-                        similarity: m.similarity,
-                        message: format!("call {} instead", existing.data.name),
-                        new: NewUnit {
-                            file: path.into(),
-                            line: unit.start_line as usize,
-                            name: unit.name.clone(),
-                        },
-                        existing: Some(ExistingUnit {
-                            file: existing.file.to_string(),
-                            line: existing.data.start_line as usize,
-                            signature: existing.data.signature.clone(),
-                            usages: self.index.usages(&existing.data.name) as usize,
-                        }),
-                    });
-                }
-            }
-            out
-        }
-    }
-
-    impl Judge for DevJudge {
-        fn check_write(&mut self, path: &Path, content: &str) -> anyhow::Result<Vec<Finding>> {
-            Ok(self.findings(path.to_str().unwrap(), content))
-        }
-
-        fn rescan(&mut self) -> anyhow::Result<Vec<Finding>> {
-            let mut changed = Vec::new();
-            for c in walk::walk(&self.root, WalkOptions::default())?.candidates {
-                let Ok(text) = walk::read(&c)? else { continue };
-                if self.seen.get(&c.rel) != Some(&text) {
-                    self.index.update_file(&c.rel, &text)?;
-                    self.seen.insert(c.rel.clone(), text.clone());
-                    changed.push((c.rel, text));
-                }
-            }
-            Ok(changed
-                .iter()
-                .flat_map(|(p, t)| self.findings(p, t))
-                .collect())
-        }
-
-        fn audit(&mut self, changes: &[FileChange]) -> anyhow::Result<Vec<Finding>> {
-            Ok(changes
-                .iter()
-                .filter_map(|c| Some(self.findings(&c.path, c.after.as_deref()?)))
-                .flatten()
-                .collect())
-        }
-
-        fn suggest(&self, _: &str) -> anyhow::Result<Vec<Suggestion>> {
-            Ok(Vec::new())
-        }
-    }
 }
