@@ -453,8 +453,10 @@ async fn a_copy_written_through_bash_is_caught_after_the_tool_and_blocks_the_sto
     }
     assert!(c2.model_saw("Sens found changes on disk"));
     // The Stop is blocked and the model is called again with the feedback.
-    let stops = c2.verdicts("Stop", None);
-    assert_eq!(stops.first(), Some(&"block"), "{stops:?}");
+    // Two blocks, then the turn may end, paused for a human with nothing approved.
+    assert_eq!(c2.verdicts("Stop", None), ["block", "block", "paused"]);
+    let paused = c2.hooks("Stop", None)[2];
+    assert_eq!(paused["approved_tree"], c2.ledger[0]["tree_before"]);
     assert!(c2.model_saw("Stop hook feedback"));
     assert!(c2.model_saw("Sens audit of the change"));
     assert!(c2.model_saw(&format!("copies {ORIGINAL}")));
