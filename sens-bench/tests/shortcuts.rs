@@ -118,7 +118,8 @@ async fn play(script: Script, engine: bool) -> Played {
             base_url: server.base_url(),
             api_key: "scripted".into(),
         }),
-        append_system_prompt: Some(sens_engine::CANON.to_string()),
+        // C2 is the Canon plus the engine; C0 has neither.
+        append_system_prompt: engine.then(|| sens_engine::CANON.to_string()),
         env: vec![("CLAUDE_CODE_MAX_RETRIES".into(), "0".into())],
         transcript: dir.path().join("transcript.jsonl"),
     };
