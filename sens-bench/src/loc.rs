@@ -35,7 +35,12 @@ impl FileSet {
     /// `node_modules` or build output never count.
     pub fn files(&self, root: &Path) -> Result<Vec<PathBuf>> {
         let mut found = Vec::new();
-        for entry in ignore::WalkBuilder::new(root).build() {
+        // The project's own ignore files count, never this machine's global ones.
+        let walk = ignore::WalkBuilder::new(root)
+            .git_global(false)
+            .git_exclude(false)
+            .build();
+        for entry in walk {
             let entry =
                 entry.with_context(|| format!("cannot list files under {}", root.display()))?;
             if !entry.file_type().is_some_and(|t| t.is_file()) {

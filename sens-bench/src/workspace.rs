@@ -231,8 +231,11 @@ pub fn copy_hidden(hidden: &Path, root: &Path) -> Result<()> {
 /// Files the source's `.gitignore` excludes (e.g. `node_modules`) and `.git`
 /// are left out; other hidden files are copied.
 fn copy_folder(from: &Path, to: &Path) -> Result<()> {
+    // Only the source's own ignore files count, never this machine's global ones.
     let walk = ignore::WalkBuilder::new(from)
         .hidden(false)
+        .git_global(false)
+        .git_exclude(false)
         .filter_entry(|entry| entry.file_name() != ".git")
         .build();
     for entry in walk {
@@ -599,6 +602,48 @@ mod tests {
         assert_eq!(
             std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o111,
             0o111
+        );
+    }
+
+    #[test]
+    fn rust_tasks_on_this_repository_share_a_target_folder_per_commit() {
+        let repo_dir = tempfile::tempdir().expect("temp dir");
+        Repository::init(repo_dir.path()).expect("init");
+        write(repo_dir.path(), "Cargo.toml", "[workspace]\n");
+        let commit = commit_baseline(repo_dir.path()).expect("commit");
+        let (_d, cache) = cache();
+        let task = |language: &str| Task {
+            id: "t".into(),
+            dir: repo_dir.path().to_path_buf(),
+            language: language.into(),
+            kind: crate::task::Kind::Plain,
+            prompt: PathBuf::new(),
+            reference: PathBuf::new(),
+            hidden: PathBuf::new(),
+            timeout: std::time::Duration::from_secs(1),
+            source: Source::SelfRepo {
+                repo: repo_dir.path().to_path_buf(),
+                rev: commit.to_string()[..10].to_string(),
+            },
+            subdir: PathBuf::new(),
+            commands: crate::task::Commands {
+                setup: None,
+                test: "true".into(),
+                hidden: "true".into(),
+            },
+        };
+        let target = cache.root.join("cargo-target").join(commit.to_string());
+        let expected = vec![("CARGO_TARGET_DIR".to_string(), target.display().to_string())];
+        let one = Workspace::for_task(&task("rust"), &cache).expect("copy");
+        let two = Workspace::for_task(&task("rust"), &cache).expect("copy");
+        assert_eq!(one.env, expected);
+        assert_eq!(two.env, expected);
+        assert!(target.is_dir());
+        assert!(
+            Workspace::for_task(&task("python"), &cache)
+                .expect("copy")
+                .env
+                .is_empty()
         );
     }
 

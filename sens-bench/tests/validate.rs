@@ -340,3 +340,20 @@ fn ctrl_c_ends_the_running_commands_and_their_grandchildren() {
         "grandchild {grandchild} survived Ctrl-C"
     );
 }
+
+#[test]
+fn a_self_task_checks_out_a_commit_of_this_repository() {
+    let scratch = Scratch::new();
+    let (code, out) = scratch.validate("self-skeleton", &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        result_of(&out, "self-skeleton", "start: tests pass"),
+        "ok",
+        "{out}"
+    );
+    assert_eq!(
+        result_of(&out, "self-skeleton", "reference: hidden tests pass"),
+        "ok",
+        "{out}"
+    );
+}
