@@ -238,6 +238,9 @@ fn check_task(raw: RawTask, dir: &Path) -> Result<Task> {
 }
 
 fn check_source(raw: RawSource, dir: &Path) -> Result<Source> {
+    if raw.rev.is_some() && raw.git.is_none() {
+        bail!("field `source.rev`: only allowed with `source.git`");
+    }
     let given: Vec<&str> = [
         ("pypi", raw.pypi.is_some()),
         ("git", raw.git.is_some()),
@@ -248,70 +251,72 @@ fn check_source(raw: RawSource, dir: &Path) -> Result<Source> {
     .into_iter()
     .filter_map(|(name, set)| set.then_some(name))
     .collect();
-    if given.len() != 1 {
-        bail!(
+    match (raw.pypi, raw.git, raw.self_rev, raw.path, raw.snapshot) {
+        (Some(spec), None, None, None, None) => pypi_source(&spec),
+        (None, Some(url), None, None, None) => git_source(url, raw.rev),
+        (None, None, Some(rev), None, None) => self_source(dir, rev),
+        (None, None, None, Some(path), None) => Ok(Source::Path(existing(
+            dir,
+            "source.path",
+            &path,
+            Expect::Folder,
+        )?)),
+        (None, None, None, None, Some(snapshot)) => snapshot_source(dir, &snapshot),
+        _ => bail!(
             "table `source`: expected exactly one of pypi, git (with rev), self, path, snapshot; found {}",
             if given.is_empty() {
                 "none".to_string()
             } else {
                 given.join(" and ")
             }
+        ),
+    }
+}
+
+fn pypi_source(spec: &str) -> Result<Source> {
+    match spec.split_once("==") {
+        Some((name, version)) if !name.trim().is_empty() && !version.trim().is_empty() => {
+            Ok(Source::Pypi {
+                name: name.trim().to_string(),
+                version: version.trim().to_string(),
+            })
+        }
+        _ => bail!("field `source.pypi`: expected `name==version`, found `{spec}`"),
+    }
+}
+
+fn git_source(url: String, rev: Option<String>) -> Result<Source> {
+    let Some(rev) = rev else {
+        bail!("field `source.rev`: expected the commit to check out of `{url}`");
+    };
+    check_sha("source.rev", &rev)?;
+    Ok(Source::Git { url, rev })
+}
+
+fn self_source(dir: &Path, rev: String) -> Result<Source> {
+    check_sha("source.self", &rev)?;
+    let repo = git2::Repository::discover(dir)
+        .context("field `source.self`: the task folder is not inside a git repository")?;
+    let commit = repo
+        .revparse_single(&rev)
+        .and_then(|obj| obj.peel_to_commit());
+    if let Err(err) = commit {
+        bail!(
+            "field `source.self`: `{rev}` is not a commit of the repository at {}: {}",
+            repo.path().display(),
+            err.message()
         );
     }
-    if raw.rev.is_some() && raw.git.is_none() {
-        bail!("field `source.rev`: only allowed with `source.git`");
-    }
-    if let Some(spec) = raw.pypi {
-        return match spec.split_once("==") {
-            Some((name, version)) if !name.trim().is_empty() && !version.trim().is_empty() => {
-                Ok(Source::Pypi {
-                    name: name.trim().to_string(),
-                    version: version.trim().to_string(),
-                })
-            }
-            _ => bail!("field `source.pypi`: expected `name==version`, found `{spec}`"),
-        };
-    }
-    if let Some(url) = raw.git {
-        let Some(rev) = raw.rev else {
-            bail!("field `source.rev`: expected the commit to check out of `{url}`");
-        };
-        check_sha("source.rev", &rev)?;
-        return Ok(Source::Git { url, rev });
-    }
-    if let Some(rev) = raw.self_rev {
-        check_sha("source.self", &rev)?;
-        let repo = git2::Repository::discover(dir)
-            .context("field `source.self`: the task folder is not inside a git repository")?;
-        let commit = repo
-            .revparse_single(&rev)
-            .and_then(|obj| obj.peel_to_commit());
-        if let Err(err) = commit {
-            bail!(
-                "field `source.self`: `{rev}` is not a commit of the repository at {}: {}",
-                repo.path().display(),
-                err.message()
-            );
-        }
-        let root = repo
-            .workdir()
-            .context("field `source.self`: the repository is bare")?;
-        return Ok(Source::SelfRepo {
-            repo: root.to_path_buf(),
-            rev,
-        });
-    }
-    if let Some(path) = raw.path {
-        return Ok(Source::Path(existing(
-            dir,
-            "source.path",
-            &path,
-            Expect::Folder,
-        )?));
-    }
-    let Some(snapshot) = raw.snapshot else {
-        unreachable!("exactly one source kind was checked above");
-    };
+    let root = repo
+        .workdir()
+        .context("field `source.self`: the repository is bare")?;
+    Ok(Source::SelfRepo {
+        repo: root.to_path_buf(),
+        rev,
+    })
+}
+
+fn snapshot_source(dir: &Path, snapshot: &RawSnapshot) -> Result<Source> {
     let sequence_dir = find_sequence(dir, &snapshot.sequence)?;
     let sequence = sequence::load_sequence(&sequence_dir)?;
     if snapshot.step > sequence.steps.len() {
@@ -560,6 +565,60 @@ hidden = "python3 -m pytest -q hidden_tests"
             err.contains("no `sequences/nowhere/sequence.toml`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_fixture_tasks_load_with_every_source_kind_they_use() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tasks");
+        let tasks = load_tasks(&dir, None).expect("fixtures are good");
+        let find = |id: &str| tasks.iter().find(|t| t.id == id).expect("fixture present");
+        assert!(matches!(
+            &find("snapshot-pow").source,
+            Source::Snapshot { sequence, step: 1 } if sequence.name == "tiny"
+        ));
+        assert!(matches!(
+            &find("self-skeleton").source,
+            Source::SelfRepo { .. }
+        ));
+        assert_eq!(find("self-skeleton").subdir, Path::new("sens-engine"));
+        assert!(matches!(&find("valid").source, Source::Path(p) if p.ends_with("tiny/start")));
+        let err = format!(
+            "{:#}",
+            check_source(
+                RawSource {
+                    pypi: None,
+                    git: None,
+                    rev: None,
+                    self_rev: Some("0000000000".into()),
+                    path: None,
+                    snapshot: Some(RawSnapshot {
+                        sequence: "tiny".into(),
+                        step: 1
+                    }),
+                    subdir: PathBuf::new(),
+                },
+                &dir
+            )
+            .expect_err("two sources")
+        );
+        assert!(err.contains("self and snapshot"), "{err}");
+        let err = format!(
+            "{:#}",
+            self_source(&dir, "0000000000".into()).expect_err("no such commit")
+        );
+        assert!(err.contains("is not a commit"), "{err}");
+        let err = format!(
+            "{:#}",
+            snapshot_source(
+                &dir.join("valid"),
+                &RawSnapshot {
+                    sequence: "tiny".into(),
+                    step: 3
+                }
+            )
+            .expect_err("past the last step")
+        );
+        assert!(err.contains("has 2 steps, found step 3"), "{err}");
     }
 
     #[test]
