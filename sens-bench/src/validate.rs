@@ -171,8 +171,9 @@ impl Copy {
             return Ok(result);
         }
         result.unexpected = 1;
-        if matches!(first.status, Status::CouldNotStart(_)) || !again {
-            result.verdict = if matches!(first.status, Status::CouldNotStart(_)) {
+        let could_not_start = matches!(first.status, Status::CouldNotStart(_));
+        if could_not_start || !again {
+            result.verdict = if could_not_start {
                 Verdict::Error
             } else {
                 Verdict::Failed
@@ -232,8 +233,7 @@ fn slug(name: &str) -> String {
 }
 
 /// Materializes a copy (one row), then runs its set-up (one row when present);
-/// row names start with `prefix`.
-/// `None` when the copy is not usable.
+/// row names start with `prefix`. `None` when the copy is not usable.
 fn open_copy(
     prefix: &str,
     materialize: impl FnOnce() -> Result<Workspace>,
@@ -243,22 +243,18 @@ fn open_copy(
     rows: &mut Vec<CheckResult>,
 ) -> Result<Option<Copy>> {
     let started = Instant::now();
-    let workspace = match materialize() {
-        Ok(workspace) => workspace,
-        Err(err) => {
-            rows.push(CheckResult::action(
-                &format!("{prefix}materialize"),
-                started,
-                Err(err),
-            ));
-            return Ok(None);
-        }
+    let (workspace, materialized) = match materialize() {
+        Ok(workspace) => (Some(workspace), Ok(())),
+        Err(err) => (None, Err(err)),
     };
     rows.push(CheckResult::action(
         &format!("{prefix}materialize"),
         started,
-        Ok(()),
+        materialized,
     ));
+    let Some(workspace) = workspace else {
+        return Ok(None);
+    };
     let mut copy = Copy::new(workspace, logs, timeout)?;
     if let Some(line) = setup {
         // Set-up is not a test: it runs once per copy and is not retried.
