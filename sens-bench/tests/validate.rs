@@ -357,3 +357,45 @@ fn a_self_task_checks_out_a_commit_of_this_repository() {
         "{out}"
     );
 }
+
+#[test]
+fn a_sequence_step_whose_hidden_tests_already_pass_and_a_probe_off_one_are_caught() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("tiny");
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(fixtures().join("sequences/tiny"))
+        .arg(&dir)
+        .status()
+        .expect("cp runs");
+    assert!(copied.success());
+    // Step 2's hidden test now checks what step 1 already delivers.
+    std::fs::write(
+        dir.join("steps/02/hidden/hidden_tests/step02.sh"),
+        "set -e\n. ./calc.sh\n[ \"$(mul 3 3)\" = 9 ]\n",
+    )
+    .expect("write");
+    let mut probes = std::fs::read_to_string(dir.join("probes.toml")).expect("probes");
+    probes.push_str("\n[[probe]]\nconcept = \"functions\"\npattern = '\\(\\) \\{'\n");
+    std::fs::write(dir.join("probes.toml"), probes).expect("write");
+    let output = scratch.run(&["sequence", "validate", dir.to_str().expect("UTF-8")]);
+    let out = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{out}");
+    assert_eq!(
+        result_of(&out, "01-mul", "hidden tests fail before"),
+        "ok",
+        "{out}"
+    );
+    assert_eq!(
+        result_of(&out, "02-pow", "hidden tests fail before"),
+        "FAILED",
+        "{out}"
+    );
+    assert_eq!(
+        result_of(&out, "02-pow", "every probe reads 1"),
+        "FAILED",
+        "{out}"
+    );
+    assert!(out.contains("functions = 3"), "{out}");
+    assert!(out.contains("sequence `tiny` is invalid"), "{out}");
+}
