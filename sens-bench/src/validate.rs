@@ -121,6 +121,8 @@ struct Copy {
     logs: PathBuf,
     timeout: Duration,
     runs: usize,
+    /// The sequence state being checked, named in log files.
+    state: String,
 }
 
 impl Copy {
@@ -132,14 +134,14 @@ impl Copy {
             logs,
             timeout,
             runs: 0,
+            state: String::new(),
         })
     }
 
     fn run(&mut self, name: &str, line: &str) -> Result<Outcome> {
         self.runs += 1;
-        let log = self
-            .logs
-            .join(format!("{:02}-{}.log", self.runs, slug(name)));
+        let stem = slug(&format!("{} {name}", self.state));
+        let log = self.logs.join(format!("{:02}-{stem}.log", self.runs));
         exec::run(&CommandLine {
             line,
             dir: &self.workspace.root,
@@ -533,6 +535,7 @@ impl SequenceWalk<'_> {
             return Ok(());
         }
         for step in &sequence.steps {
+            copy.state.clone_from(&step.id);
             let before = copy.check_hidden(
                 "hidden tests fail before",
                 &step.hidden,
