@@ -18,6 +18,11 @@ use crate::suggest;
 use crate::units::{ParsedFile, UnitData};
 use crate::walk::{self, WalkOptions};
 
+/// Files at least this large keep their syntax tree from the start: re-parsing
+/// them whole would take most of a PreToolUse budget (about 10 MB/s). Smaller
+/// files keep theirs once the engine re-indexes them (files being worked on).
+const KEEP_TREE_BYTES: usize = 16 * 1024;
+
 /// What a file looked like when the engine last read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stamp {
@@ -33,8 +38,8 @@ pub struct Engine {
     report: BuildReport,
     /// Every file the walk offers (indexed or skipped by content), by relative path.
     stamps: FxHashMap<String, Stamp>,
-    /// The text and tree of every indexed file, so a write re-parses only what
-    /// it changes.
+    /// Text and tree of large files and of files re-indexed since the start, so
+    /// a write to them re-parses only what it changes.
     sources: FxHashMap<String, Source>,
 }
 
@@ -48,7 +53,8 @@ impl Engine {
             )
         })?;
         let opts = WalkOptions::default();
-        let (index, report, sources) = Index::build_with_sources(&root, cfg, opts, true)?;
+        let (index, report, sources) =
+            Index::build_with_sources(&root, cfg, opts, Some(KEEP_TREE_BYTES))?;
         let mut engine = Self {
             root,
             opts,

@@ -179,17 +179,17 @@ impl Index {
 
     /// Walks `root`, parses every indexable file in parallel and indexes it.
     pub fn build(root: &Path, cfg: RuleConfig, opts: WalkOptions) -> Result<(Self, BuildReport)> {
-        let (index, report, _) = Self::build_with_sources(root, cfg, opts, false)?;
+        let (index, report, _) = Self::build_with_sources(root, cfg, opts, None)?;
         Ok((index, report))
     }
 
-    /// [`Index::build`], also returning each indexed file's text and syntax tree
-    /// when `keep` is set (so later edits re-parse incrementally).
+    /// [`Index::build`], also returning the text and syntax tree of every indexed
+    /// file of at least `keep_from` bytes (so later edits re-parse incrementally).
     pub fn build_with_sources(
         root: &Path,
         cfg: RuleConfig,
         opts: WalkOptions,
-        keep: bool,
+        keep_from: Option<usize>,
     ) -> Result<(Self, BuildReport, Vec<Source>)> {
         let start = Instant::now();
         let mut index = Self::new(cfg)?;
@@ -221,11 +221,13 @@ impl Index {
                 let parsed = units::extract(c.lang, &text, &tree, fp, None);
                 let times = [t1 - t0, t2 - t1, t2.elapsed()];
                 Ok(FileOutcome {
-                    source: keep.then(|| Source {
-                        path: Arc::clone(&path),
-                        text,
-                        tree,
-                    }),
+                    source: keep_from
+                        .is_some_and(|min| text.len() >= min)
+                        .then(|| Source {
+                            path: Arc::clone(&path),
+                            text,
+                            tree,
+                        }),
                     path,
                     parsed: Ok(parsed),
                     times,
