@@ -97,14 +97,20 @@ thread_local! {
 }
 
 /// Parses `source` with the language's grammar, reusing one parser per thread.
+/// Extraction reads token texts from `source` itself: preparing (blanking what is
+/// not code) keeps every offset.
 pub fn parse_tree(lang: &Lang, source: &str) -> anyhow::Result<Tree> {
+    parse_with(lang, &lang.prepare(source), None)
+}
+
+fn parse_with(lang: &Lang, text: &str, old: Option<&Tree>) -> anyhow::Result<Tree> {
     PARSER.with(|parser| {
         let mut parser = parser.borrow_mut();
         parser
             .set_language(&lang.language)
             .map_err(|e| anyhow::anyhow!("grammar of {} cannot be loaded: {e}", lang.name()))?;
         parser
-            .parse(source, None)
+            .parse(text, old)
             .ok_or_else(|| anyhow::anyhow!("the {} parser gave up", lang.name()))
     })
 }
@@ -124,27 +130,20 @@ pub fn reparse(
     old_tree: &Tree,
     new: &str,
 ) -> anyhow::Result<(Tree, Range<usize>)> {
-    let changed = changed_range(old, new);
+    let (old, new) = (lang.prepare(old), lang.prepare(new));
+    let changed = changed_range(&old, &new);
     let old_end = old.len() - (new.len() - changed.end);
     let mut tree = old_tree.clone();
     tree.edit(&InputEdit {
         start_byte: changed.start,
         old_end_byte: old_end,
         new_end_byte: changed.end,
-        start_position: point(old, changed.start),
-        old_end_position: point(old, old_end),
-        new_end_position: point(new, changed.end),
+        start_position: point(&old, changed.start),
+        old_end_position: point(&old, old_end),
+        new_end_position: point(&new, changed.end),
     });
-    PARSER.with(|parser| {
-        let mut parser = parser.borrow_mut();
-        parser
-            .set_language(&lang.language)
-            .map_err(|e| anyhow::anyhow!("grammar of {} cannot be loaded: {e}", lang.name()))?;
-        let tree = parser
-            .parse(new, Some(&tree))
-            .ok_or_else(|| anyhow::anyhow!("the {} parser gave up", lang.name()))?;
-        Ok((tree, changed))
-    })
+    let tree = parse_with(lang, &new, Some(&tree))?;
+    Ok((tree, changed))
 }
 
 /// The byte range of `new` between the longest common prefix and suffix of the
