@@ -118,6 +118,37 @@ pub fn groups(index: &Index, min_tokens: usize) -> Vec<DupeGroup> {
 
 type Link = (UnitId, UnitId, CopyKind, f64);
 
+/// Lines that belong to a unit of some group, each file line counted once: the
+/// engine's count of duplicated lines.
+pub fn duplicated_lines(index: &Index, groups: &[DupeGroup]) -> usize {
+    let mut spans: FxHashMap<&str, Vec<(u32, u32)>> = FxHashMap::default();
+    for unit in groups
+        .iter()
+        .flat_map(|g| g.units.iter())
+        .filter_map(|&id| index.unit(id))
+    {
+        spans
+            .entry(&unit.file)
+            .or_default()
+            .push((unit.data.start_line, unit.data.end_line));
+    }
+    spans
+        .into_values()
+        .map(|mut v| {
+            v.sort_unstable();
+            let (mut total, mut covered_to) = (0usize, 0u32);
+            for (start, end) in v {
+                let from = start.max(covered_to + 1);
+                if end >= from {
+                    total += (end - from + 1) as usize;
+                    covered_to = end;
+                }
+            }
+            total
+        })
+        .sum()
+}
+
 /// The group as shown: without units nested in another member (a window inside
 /// a copied function repeats it), its strength from the links among the units
 /// shown, or from all its links when those are joined only through windows.
