@@ -157,7 +157,7 @@ fn shown_group(index: &Index, ids: Vec<UnitId>, links: &[Link]) -> Option<DupeGr
         .iter()
         .filter_map(|&id| Some((id, index.unit(id)?)))
         .collect();
-    let shown: Vec<UnitId> = members
+    let mut shown: Vec<(UnitId, &Unit)> = members
         .iter()
         .filter(|(id, u)| {
             !members.iter().any(|(other, outer)| {
@@ -165,8 +165,17 @@ fn shown_group(index: &Index, ids: Vec<UnitId>, links: &[Link]) -> Option<DupeGr
                 other != id && contains(outer, u) && (!contains(u, outer) || other < id)
             })
         })
-        .map(|(id, _)| *id)
+        .copied()
         .collect();
+    // Overlapping windows of one block repeat each other: the first one stays.
+    shown.sort_by_key(|(_, u)| (u.file.clone(), u.data.start_line));
+    let mut kept: Vec<(UnitId, &Unit)> = Vec::new();
+    for (id, u) in shown {
+        if !kept.iter().any(|(_, k)| overlaps(k, u)) {
+            kept.push((id, u));
+        }
+    }
+    let shown: Vec<UnitId> = kept.into_iter().map(|(id, _)| id).collect();
     if shown.len() < 2 {
         return None;
     }

@@ -60,6 +60,8 @@ pub struct UnitFacts {
     pub implements: bool,
     /// Doc comments before the unit, or a Python docstring; whitespace collapsed.
     pub doc: String,
+    /// Written as an argument of a call (a callback): used where it stands.
+    pub callback: bool,
 }
 
 /// Doc text kept per unit (for suggestions), in bytes.
@@ -483,6 +485,7 @@ fn facts(
             || decorators.contains("Override"),
         decorators,
         doc,
+        callback: callback_of(ancestors).is_some(),
     }
 }
 
@@ -607,7 +610,29 @@ fn unit_name(node: Node, ancestors: &[Node], source: &str) -> String {
             }
         }
     }
+    // Callbacks: `it("adds totals", () => ...)` is named after its call.
+    if let Some((callee, args)) = callback_of(ancestors) {
+        let first_string = args
+            .named_child(0)
+            .filter(|a| a.id() != node.id() && a.kind().contains("string"))
+            .map(|a| format!("({})", text(a)))
+            .unwrap_or_default();
+        let mut name = format!("{}{first_string} callback", text(callee));
+        truncate(&mut name, SIGNATURE_MAX / 2);
+        return name;
+    }
     "<anonymous>".to_string()
+}
+
+/// The callee and argument list when the unit is an argument of a call.
+fn callback_of<'t>(ancestors: &[Node<'t>]) -> Option<(Node<'t>, Node<'t>)> {
+    let [.., call, args] = ancestors else {
+        return None;
+    };
+    let callee = call.child_by_field_name("function")?;
+    call.child_by_field_name("arguments")
+        .is_some_and(|a| a.id() == args.id())
+        .then_some((callee, *args))
 }
 
 /// Follows the naming fields down to the name; `nested` also looks one level into
