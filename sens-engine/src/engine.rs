@@ -11,7 +11,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::finding::{Finding, Suggestion};
 use crate::fingerprint::hash_text;
-use crate::index::{BuildReport, Index, Source};
+use crate::index::{Index, Source};
 use crate::judge::{FileChange, Judge};
 use crate::rules::{self, RuleConfig};
 use crate::suggest;
@@ -35,7 +35,6 @@ pub struct Engine {
     root: PathBuf,
     opts: WalkOptions,
     index: Index,
-    report: BuildReport,
     /// Every file the walk offers (indexed or skipped by content), by relative path.
     stamps: FxHashMap<String, Stamp>,
     /// Text and tree of large files and of files re-indexed since the start, so
@@ -53,13 +52,12 @@ impl Engine {
             )
         })?;
         let opts = WalkOptions::default();
-        let (index, report, sources) =
+        let (index, _, sources) =
             Index::build_with_sources(&root, cfg, opts, Some(KEEP_TREE_BYTES))?;
         let mut engine = Self {
             root,
             opts,
             index,
-            report,
             stamps: FxHashMap::default(),
             sources: sources
                 .into_iter()
@@ -86,11 +84,6 @@ impl Engine {
 
     pub fn root(&self) -> &Path {
         &self.root
-    }
-
-    /// Counts and phase times of the initial build.
-    pub fn report(&self) -> &BuildReport {
-        &self.report
     }
 
     /// The project-relative path of `path` (absolute, or relative to the root);

@@ -95,26 +95,6 @@ pub fn shingles(tokens: &[Token], k: usize) -> Vec<u64> {
     set
 }
 
-/// Exact Jaccard similarity of two sorted, deduplicated sets.
-pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    if a.is_empty() && b.is_empty() {
-        return 0.0;
-    }
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    common as f64 / (a.len() + b.len() - common) as f64
-}
-
 /// The exact Jaccard of two sorted, deduplicated sets when it reaches
 /// `threshold`; stops as soon as the overlap can no longer reach it.
 pub fn jaccard_at_least(a: &[u64], b: &[u64], threshold: f64) -> Option<f64> {
@@ -195,7 +175,20 @@ impl MinHasher {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
+
+    /// Jaccard by set operations, the reference for `jaccard_at_least`.
+    fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+        let (a, b): (BTreeSet<u64>, BTreeSet<u64>) =
+            (a.iter().copied().collect(), b.iter().copied().collect());
+        let union = a.union(&b).count();
+        if union == 0 {
+            return 0.0;
+        }
+        a.intersection(&b).count() as f64 / union as f64
+    }
 
     fn toks(words: &str) -> Vec<Token> {
         words

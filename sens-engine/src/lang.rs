@@ -60,10 +60,6 @@ impl KindFlags {
     pub fn intersects(self, other: Self) -> bool {
         self.0 & other.0 != 0
     }
-
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
 }
 
 impl std::ops::BitOr for KindFlags {
