@@ -4,7 +4,7 @@
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -29,6 +29,23 @@ struct Stamp {
     size: u64,
     modified: Option<SystemTime>,
     hash: u64,
+    /// When the stamp was taken: a file modified within [`MTIME_SLACK`] of it may
+    /// change again without its size or (coarse) mtime showing it.
+    taken: SystemTime,
+}
+
+/// Modification times closer than this to the stamp are not trusted.
+const MTIME_SLACK: Duration = Duration::from_secs(2);
+
+impl Stamp {
+    /// The file certainly still has the stamped content.
+    fn unchanged(&self, meta: &std::fs::Metadata) -> bool {
+        let modified = meta.modified().ok();
+        self.size == meta.len()
+            && modified.is_some()
+            && self.modified == modified
+            && modified.is_some_and(|m| m + MTIME_SLACK < self.taken)
+    }
 }
 
 pub struct Engine {
@@ -189,6 +206,7 @@ fn stamp(abs: &Path, bytes: &[u8]) -> Result<Stamp> {
         size: meta.len(),
         modified: meta.modified().ok(),
         hash: hash_text(&String::from_utf8_lossy(bytes)),
+        taken: SystemTime::now(),
     })
 }
 
@@ -225,9 +243,7 @@ impl Judge for Engine {
                 format!("cannot read the metadata of {}", candidate.abs.display())
             })?;
             let old = self.stamps.get(&candidate.rel).copied();
-            if old.is_some_and(|s| {
-                s.size == meta.len() && s.modified.is_some() && s.modified == meta.modified().ok()
-            }) {
+            if old.is_some_and(|s| s.unchanged(&meta)) {
                 continue;
             }
             let bytes = std::fs::read(&candidate.abs)
