@@ -211,11 +211,18 @@ fn stamp(abs: &Path, bytes: &[u8]) -> Result<Stamp> {
 }
 
 impl Judge for Engine {
-    /// Writes outside the project, or to files no grammar knows, have nothing to judge.
+    /// Writes outside the project, to files no grammar knows, or to files the index
+    /// skips by their path have nothing to judge.
     fn check_write(&mut self, path: &Path, content: &str) -> Result<Vec<Finding>> {
         let Some(rel) = self.relative(path) else {
             return Ok(Vec::new());
         };
+        // Files the index would skip (vendored, lock, minified, oversized) are not
+        // the project's code either.
+        let size = u64::try_from(content.len()).unwrap_or(u64::MAX);
+        if walk::path_verdict(&rel, size, self.opts).is_err() {
+            return Ok(Vec::new());
+        }
         let parsed = match self.sources.get(&rel) {
             Some(old) => self.index.parse_edit(&rel, &old.text, &old.tree, content)?,
             None => self.index.parse(&rel, content)?,
