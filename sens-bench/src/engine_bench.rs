@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use sens_engine::Engine;
-use sens_engine::index::{BuildReport, Index};
+use sens_engine::index::{BuildReport, CopyKind, Index};
 use sens_engine::judge::Judge;
 use sens_engine::rules::RuleConfig;
 use sens_engine::units::UnitKind;
@@ -176,6 +176,19 @@ pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
         verdicts.len(),
         millis_line(&verdicts),
         millis_line(&verdicts_cpu)
+    );
+
+    let dupes_start = Instant::now();
+    let groups = sens_engine::dupes::groups(&index, index.config().floor);
+    let lines = sens_engine::dupes::duplicated_lines(&index, &groups);
+    let count = |kind: CopyKind| groups.iter().filter(|g| g.kind == kind).count();
+    println!(
+        "engine dupes: {} groups (exact {}, renamed {}, near {}) covering {lines} lines, in {:.3} s",
+        groups.len(),
+        count(CopyKind::Exact),
+        count(CopyKind::Renamed),
+        count(CopyKind::Near),
+        dupes_start.elapsed().as_secs_f64()
     );
 
     match find_jscpd() {
