@@ -3,7 +3,7 @@
 //! never asserted.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
@@ -191,7 +191,7 @@ pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
         dupes_start.elapsed().as_secs_f64()
     );
 
-    match find_jscpd() {
+    match crate::jscpd::find() {
         Some(jscpd) => {
             let (wall, summary) = run_jscpd(&jscpd, dir)?;
             println!(
@@ -246,18 +246,6 @@ fn largest_function(index: &Index, path: &str, text: &str) -> Option<String> {
 }
 
 /// jscpd on PATH, else in `.tools/` of the current folder or of this workspace.
-fn find_jscpd() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join("jscpd"));
-    let local = [
-        PathBuf::from(".tools/node_modules/.bin/jscpd"),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/node_modules/.bin/jscpd"),
-    ];
-    on_path.chain(local).find(|p| p.is_file())
-}
-
 fn run_jscpd(jscpd: &Path, dir: &Path) -> Result<(Duration, String)> {
     let scratch = tempfile::tempdir().context("cannot create a scratch folder for jscpd")?;
     let start = Instant::now();
