@@ -17,7 +17,7 @@ use crate::exec::{self, CommandLine, Outcome, Status};
 use crate::loc;
 use crate::sequence::{Sequence, load_sequence};
 use crate::task::{Task, load_tasks};
-use crate::workspace::{Cache, Workspace, apply_patch, copy_hidden};
+use crate::workspace::{Cache, Workspace, apply_patch, copy_hidden, remove_hidden};
 
 /// Options of `sens-bench validate`.
 #[derive(Debug, Clone)]
@@ -534,15 +534,43 @@ impl SequenceWalk<'_> {
         if !self.measure("start", &copy) {
             return Ok(());
         }
-        for step in &sequence.steps {
+        for (index, step) in sequence.steps.iter().enumerate() {
             copy.state.clone_from(&step.id);
-            let before = copy.check_hidden(
-                "hidden tests fail before",
-                &step.hidden,
-                hidden,
-                Expect::Fail,
-            )?;
+            // On state k-1 only step k's hidden tests run: earlier steps' tests are
+            // checked on every state after it, and running them here too would
+            // double the walk's cost, which grows with the square of its length.
+            let earlier = &sequence.steps[..index];
+            let root = copy.workspace.root.clone();
+            let before = match earlier
+                .iter()
+                .try_for_each(|e| remove_hidden(&e.hidden, &root))
+            {
+                Ok(()) => copy.check_hidden(
+                    "hidden tests fail before",
+                    &step.hidden,
+                    hidden,
+                    Expect::Fail,
+                )?,
+                Err(err) => {
+                    CheckResult::action("hidden tests fail before", Instant::now(), Err(err))
+                }
+            };
             self.add(&step.id, vec![before]);
+            let started = Instant::now();
+            let restored = earlier
+                .iter()
+                .try_for_each(|e| copy_hidden(&e.hidden, &root));
+            if restored.is_err() {
+                self.add(
+                    &step.id,
+                    vec![CheckResult::action(
+                        "earlier hidden tests restored",
+                        started,
+                        restored,
+                    )],
+                );
+                return Ok(());
+            }
             let started = Instant::now();
             let applied = apply_patch(&copy.workspace.root, &step.reference);
             let usable = applied.is_ok();

@@ -227,6 +227,34 @@ pub fn copy_hidden(hidden: &Path, root: &Path) -> Result<()> {
         .with_context(|| format!("cannot copy the hidden files of {}", hidden.display()))
 }
 
+/// Removes from `root` every file that `hidden` holds (the inverse of
+/// [`copy_hidden`]), so that a later check runs without them.
+pub fn remove_hidden(hidden: &Path, root: &Path) -> Result<()> {
+    let walk = ignore::WalkBuilder::new(hidden)
+        .hidden(false)
+        .git_global(false)
+        .git_exclude(false)
+        .build();
+    for entry in walk {
+        let entry = entry.with_context(|| format!("cannot list {}", hidden.display()))?;
+        if entry.file_type().is_some_and(|kind| kind.is_dir()) {
+            continue;
+        }
+        let relative = entry.path().strip_prefix(hidden).with_context(|| {
+            format!("{} is outside {}", entry.path().display(), hidden.display())
+        })?;
+        let target = root.join(relative);
+        match std::fs::remove_file(&target) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => {
+                return Err(err).with_context(|| format!("cannot remove {}", target.display()));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Copies every file under `from` into `to` (which may exist), keeping modes.
 /// Files the source's `.gitignore` excludes (e.g. `node_modules`) and `.git`
 /// are left out; other hidden files are copied.
