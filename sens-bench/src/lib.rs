@@ -4,9 +4,11 @@
 
 pub mod agent;
 pub mod conditions;
+pub mod grade;
 pub mod integrity;
 pub mod jscpd;
 pub mod manifest;
+pub mod measure;
 pub mod plan;
 pub mod proc;
 pub mod runlog;
