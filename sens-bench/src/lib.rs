@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod conditions;
+pub mod engine_cli;
 pub mod grade;
 pub mod integrity;
 pub mod jscpd;
@@ -11,4 +12,8 @@ pub mod manifest;
 pub mod measure;
 pub mod plan;
 pub mod proc;
+pub mod record;
+pub mod report;
 pub mod runlog;
+pub mod stats;
+pub mod stats_bench;

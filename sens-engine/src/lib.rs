@@ -5,5 +5,13 @@
 /// The Canon: the rules text every C1/C2 session receives (SPEC 2.9).
 pub const CANON: &str = include_str!("canon.md");
 
+pub mod dupes;
 pub mod finding;
+pub mod fingerprint;
+pub mod index;
 pub mod judge;
+pub mod lang;
+pub mod rules;
+pub mod session;
+pub mod units;
+pub mod walk;

@@ -1,0 +1,393 @@
+//! The run record: one JSON object per line of a batch's `runs.jsonl` (SPEC 3.5).
+//! Field names are binding; the run module writes these records and the report
+//! reads them back.
+//!
+//! What each measured field means (one definition, used by every command):
+//! - measures of the **change** the agent made (its diff against the run's
+//!   baseline, or for a sequence step against the previous step):
+//!   `loc_added`, `loc_removed`, `functions_added`, `function_lines_median` (the
+//!   median length in lines of the functions added);
+//! - measures of the **project state** after the run or step: `loc_total`,
+//!   `dup_lines_engine`, `dup_lines_jscpd`, `probes`.
+//!
+//! A measurement is `null` when it was not taken (a run that failed before grading,
+//! jscpd not installed); every field must still be present, so a writer that forgets
+//! a field is caught instead of read as "not measured".
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// How a run ended. Only `Ok` runs enter the statistics; the others are counted
+/// and listed apart, never mixed into results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The agent finished its turn and the run was graded: a real result, whether
+    /// or not the tests pass.
+    Ok,
+    /// The agent failed: an API error, the CLI reported an error result, or it
+    /// ended without finishing the turn.
+    AgentError,
+    /// The agent did not finish within the task's `timeout_s`.
+    Timeout,
+    /// The harness failed around the agent: materializing, setup, the CLI crashed
+    /// or could not start, grading could not run.
+    InfraError,
+}
+
+impl RunStatus {
+    /// Every status, in the order reports list them.
+    pub const ALL: [RunStatus; 4] = [
+        RunStatus::Ok,
+        RunStatus::AgentError,
+        RunStatus::Timeout,
+        RunStatus::InfraError,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::AgentError => "agent_error",
+            RunStatus::Timeout => "timeout",
+            RunStatus::InfraError => "infra_error",
+        }
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Tokens from the CLI's `result` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_creation: u64,
+}
+
+impl Tokens {
+    /// All tokens the run consumed: the "tokens" metric of reports.
+    pub fn total(&self) -> u64 {
+        self.input + self.output + self.cache_read + self.cache_creation
+    }
+}
+
+/// Hook counts from the run's ledger (zero for conditions without the engine).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookCounts {
+    pub denials: u64,
+    pub blocks: u64,
+    pub pauses: u64,
+    pub suggestions: u64,
+}
+
+/// Integrity flags: recorded, never hidden.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Integrity {
+    /// The agent read or ran anything under the task folder, hidden files or reference.
+    pub touched_task_files: bool,
+    /// The agent edited the project's own tests.
+    pub edited_tests: bool,
+}
+
+impl Integrity {
+    pub fn any(&self) -> bool {
+        self.touched_task_files || self.edited_tests
+    }
+}
+
+/// The agent of a run; the same shape as the batch manifest's agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentInfo {
+    pub name: String,
+    /// The Claude Code CLI's version.
+    pub version: String,
+    pub model: String,
+    pub effort: String,
+}
+
+/// One run (task x condition x rep), or one step of a Horizonte sequence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub batch: String,
+    /// The task id; for a sequence step, the step's id.
+    pub task: String,
+    /// The Horizonte sequence's name; `null` for a task run.
+    #[serde(deserialize_with = "required")]
+    pub sequence: Option<String>,
+    /// The step number, 1-based; `null` for a task run.
+    #[serde(deserialize_with = "required")]
+    pub step: Option<u32>,
+    pub condition: String,
+    pub rep: u32,
+    pub status: RunStatus,
+    #[serde(deserialize_with = "required")]
+    pub hidden_pass: Option<bool>,
+    #[serde(deserialize_with = "required")]
+    pub project_pass: Option<bool>,
+    /// A project test that passed at the start failed twice in a row after the run.
+    #[serde(deserialize_with = "required")]
+    pub regression: Option<bool>,
+    /// A test failed once and passed on the second try.
+    #[serde(deserialize_with = "required")]
+    pub flaky: Option<bool>,
+    #[serde(deserialize_with = "required")]
+    pub loc_added: Option<u64>,
+    #[serde(deserialize_with = "required")]
+    pub loc_removed: Option<u64>,
+    #[serde(deserialize_with = "required")]
+    pub loc_total: Option<u64>,
+    #[serde(deserialize_with = "required")]
+    pub functions_added: Option<u64>,
+    #[serde(deserialize_with = "required")]
+    pub function_lines_median: Option<f64>,
+    #[serde(deserialize_with = "required")]
+    pub dup_lines_engine: Option<u64>,
+    /// `null` when jscpd is not installed.
+    #[serde(deserialize_with = "required")]
+    pub dup_lines_jscpd: Option<u64>,
+    /// Implementations of each concept in the project (sequences); empty for tasks
+    /// without probes.
+    pub probes: BTreeMap<String, u64>,
+    #[serde(deserialize_with = "required")]
+    pub tokens: Option<Tokens>,
+    /// `total_cost_usd` of the CLI's result (includes subagents).
+    #[serde(deserialize_with = "required")]
+    pub cost_usd: Option<f64>,
+    #[serde(deserialize_with = "required")]
+    pub turns: Option<u32>,
+    pub duration_s: f64,
+    pub hooks: HookCounts,
+    pub integrity: Integrity,
+    pub agent: AgentInfo,
+    pub started_at: DateTime<Utc>,
+    pub engine_rev: String,
+    /// Why a run that is not `ok` failed (one line, for the report); `null` for `ok`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Makes an `Option` field required: it must be present, though it may be `null`.
+/// (serde otherwise reads a missing `Option` field as `None`.)
+fn required<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer)
+}
+
+/// What identifies a run in a batch: a batch records each once.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct RunKey {
+    task: String,
+    sequence: Option<String>,
+    step: Option<u32>,
+    condition: String,
+    rep: u32,
+}
+
+impl RunRecord {
+    fn key(&self) -> RunKey {
+        RunKey {
+            task: self.task.clone(),
+            sequence: self.sequence.clone(),
+            step: self.step,
+            condition: self.condition.clone(),
+            rep: self.rep,
+        }
+    }
+
+    /// The fields a graded (`ok`) run must carry; `None` when they are all there,
+    /// else the name of the first missing one.
+    pub fn missing_graded_field(&self) -> Option<&'static str> {
+        if self.status != RunStatus::Ok {
+            return None;
+        }
+        let present = [
+            ("hidden_pass", self.hidden_pass.is_some()),
+            ("project_pass", self.project_pass.is_some()),
+            ("loc_added", self.loc_added.is_some()),
+            ("loc_removed", self.loc_removed.is_some()),
+            ("loc_total", self.loc_total.is_some()),
+            ("tokens", self.tokens.is_some()),
+            ("cost_usd", self.cost_usd.is_some()),
+        ];
+        present
+            .into_iter()
+            .find(|(_, here)| !here)
+            .map(|(name, _)| name)
+    }
+
+    /// The sequence step key, when this record is a sequence step.
+    pub fn sequence_step(&self) -> Option<(&str, u32)> {
+        Some((self.sequence.as_deref()?, self.step?))
+    }
+}
+
+/// Reads every record of a `runs.jsonl`. A malformed line, or a graded run missing a
+/// measurement, is an error naming the file and line. Blank lines are skipped.
+pub fn read_records(path: &Path) -> anyhow::Result<Vec<RunRecord>> {
+    let text = fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read {}: is this a batch folder written by `sens-bench run`?",
+            path.display()
+        )
+    })?;
+    parse_records(&text, path)
+}
+
+/// Parses the text of a `runs.jsonl`; `path` only names the file in errors.
+pub fn parse_records(text: &str, path: &Path) -> anyhow::Result<Vec<RunRecord>> {
+    let mut records = Vec::new();
+    // Which line holds each run: a resumed batch must never record a run twice.
+    let mut seen: HashMap<RunKey, usize> = HashMap::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let line_no = index + 1;
+        let record: RunRecord = serde_json::from_str(line).with_context(|| {
+            format!(
+                "{}:{line_no}: not a valid run record (see SPEC 3.5 for the fields)",
+                path.display()
+            )
+        })?;
+        if let Some(field) = record.missing_graded_field() {
+            bail!(
+                "{}:{line_no}: status is \"ok\" but `{field}` is null; a graded run must carry it \
+                 (use a failure status if the run was not graded)",
+                path.display()
+            );
+        }
+        if record.sequence.is_some() != record.step.is_some() {
+            bail!(
+                "{}:{line_no}: `sequence` and `step` must both be set (a sequence step) or both be null (a task run)",
+                path.display()
+            );
+        }
+        if record.step == Some(0) {
+            bail!("{}:{line_no}: `step` is 1-based; found 0", path.display());
+        }
+        if let Some(first) = seen.insert(record.key(), line_no) {
+            bail!(
+                "{}:{line_no}: the same run (task {}, condition {}, rep {}{}) is already recorded on line {first}; \
+                 a batch records each run once",
+                path.display(),
+                record.task,
+                record.condition,
+                record.rep,
+                record
+                    .sequence_step()
+                    .map(|(name, step)| format!(", sequence {name} step {step}"))
+                    .unwrap_or_default()
+            );
+        }
+        records.push(record);
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A complete `ok` record as JSON, for tests to alter.
+    pub(crate) fn sample_json() -> serde_json::Value {
+        serde_json::json!({
+            "batch": "b1", "task": "t1", "sequence": null, "step": null,
+            "condition": "C0", "rep": 1, "status": "ok",
+            "hidden_pass": true, "project_pass": true, "regression": false, "flaky": false,
+            "loc_added": 12, "loc_removed": 3, "loc_total": 400,
+            "functions_added": 1, "function_lines_median": 8.0,
+            "dup_lines_engine": 0, "dup_lines_jscpd": null,
+            "probes": {"dates": 1},
+            "tokens": {"input": 10, "output": 20, "cache_read": 30, "cache_creation": 40},
+            "cost_usd": 0.25, "turns": 4, "duration_s": 61.5,
+            "hooks": {"denials": 0, "blocks": 0, "pauses": 0, "suggestions": 2},
+            "integrity": {"touched_task_files": false, "edited_tests": false},
+            "agent": {"name": "oracle", "version": "2.1.197", "model": "oracle", "effort": "medium"},
+            "started_at": "2026-11-30T10:00:00Z", "engine_rev": "abc123"
+        })
+    }
+
+    fn parse_one(value: &serde_json::Value) -> anyhow::Result<Vec<RunRecord>> {
+        parse_records(&value.to_string(), Path::new("runs.jsonl"))
+    }
+
+    #[test]
+    fn reads_a_complete_record_and_writes_it_back_unchanged() {
+        let records = parse_one(&sample_json()).unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].tokens.unwrap().total(), 100);
+        assert_eq!(records[0].status, RunStatus::Ok);
+        let back = serde_json::to_value(&records[0]).unwrap();
+        assert_eq!(back, sample_json());
+    }
+
+    #[test]
+    fn a_missing_field_is_an_error_even_when_it_may_be_null() {
+        let mut value = sample_json();
+        value.as_object_mut().unwrap().remove("dup_lines_jscpd");
+        let err = format!("{:#}", parse_one(&value).unwrap_err());
+        assert!(err.contains("runs.jsonl:1"), "{err}");
+        assert!(err.contains("dup_lines_jscpd"), "{err}");
+    }
+
+    #[test]
+    fn an_ok_record_without_a_measurement_names_the_field_and_line() {
+        let mut value = sample_json();
+        value["loc_added"] = serde_json::Value::Null;
+        let text = format!("{}\n\n{}", sample_json(), value);
+        let err = parse_records(&text, Path::new("b/runs.jsonl")).unwrap_err();
+        let err = format!("{err:#}");
+        assert!(err.contains("b/runs.jsonl:3"), "{err}");
+        assert!(err.contains("loc_added"), "{err}");
+    }
+
+    #[test]
+    fn a_failed_record_may_lack_measurements() {
+        let mut value = sample_json();
+        value["status"] = "timeout".into();
+        value["loc_added"] = serde_json::Value::Null;
+        value["tokens"] = serde_json::Value::Null;
+        value["error"] = "no result after 900 s".into();
+        let records = parse_one(&value).unwrap();
+        assert_eq!(records[0].status, RunStatus::Timeout);
+        assert_eq!(records[0].error.as_deref(), Some("no result after 900 s"));
+    }
+
+    #[test]
+    fn a_run_recorded_twice_names_both_lines() {
+        let mut other = sample_json();
+        other["rep"] = 2.into();
+        let text = format!("{}\n{}\n{}\n", sample_json(), other, sample_json());
+        let err = format!(
+            "{:#}",
+            parse_records(&text, Path::new("runs.jsonl")).unwrap_err()
+        );
+        assert!(err.contains("runs.jsonl:3"), "{err}");
+        assert!(err.contains("already recorded on line 1"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_status_and_a_half_sequence_key_are_errors() {
+        let mut value = sample_json();
+        value["status"] = "crashed".into();
+        assert!(parse_one(&value).is_err());
+        let mut value = sample_json();
+        value["sequence"] = "cuentas".into();
+        let err = format!("{:#}", parse_one(&value).unwrap_err());
+        assert!(err.contains("both be set"), "{err}");
+    }
+}

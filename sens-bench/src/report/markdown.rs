@@ -1,0 +1,313 @@
+//! The Markdown report of a batch.
+
+use std::fmt::Write;
+
+use super::analysis::{Analysis, Comparison, Metric};
+use super::{Exporter, fmt_num, fmt_opt, fmt_p, plots};
+use crate::record::RunStatus;
+use crate::stats::MAX_RELABELLINGS;
+
+pub struct Markdown;
+
+impl Exporter<Analysis> for Markdown {
+    fn render(&self, a: &Analysis) -> anyhow::Result<String> {
+        let mut out = String::new();
+        header(&mut out, a)?;
+        cells(&mut out, a)?;
+        differences(&mut out, a)?;
+        fisher(&mut out, a)?;
+        hooks(&mut out, a)?;
+        integrity(&mut out, a)?;
+        failed(&mut out, a)?;
+        manifest(&mut out, a)?;
+        plot_links(&mut out, a)?;
+        Ok(out)
+    }
+}
+
+/// A Markdown table: a header row and rows of cells.
+pub fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) -> std::fmt::Result {
+    writeln!(out, "| {} |", head.join(" | "))?;
+    writeln!(out, "|{}", " --- |".repeat(head.len()))?;
+    for row in rows {
+        writeln!(out, "| {} |", row.join(" | "))?;
+    }
+    writeln!(out)
+}
+
+/// "3 ok, 1 timeout": the records per status, statuses with none left out.
+pub fn status_summary(counts: &std::collections::BTreeMap<RunStatus, usize>) -> String {
+    RunStatus::ALL
+        .iter()
+        .filter_map(|s| counts.get(s).map(|n| format!("{n} {s}")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn header(out: &mut String, a: &Analysis) -> std::fmt::Result {
+    writeln!(out, "# Report: batch {}\n", a.batch)?;
+    let total: usize = a.status_counts.values().sum();
+    writeln!(
+        out,
+        "{total} task runs ({}). Only `ok` runs enter the statistics; runs that ended in an \
+         agent error, a timeout or an infrastructure error are counted under \"Failed runs\" \
+         and never mixed into results.\n",
+        status_summary(&a.status_counts)
+    )?;
+    writeln!(
+        out,
+        "Baseline: **{}**. A difference is condition minus baseline: per task the difference \
+         of the medians, for \"all\" the median of the per-task differences. Intervals: {}% \
+         percentile bootstrap, {} resamples drawing runs within each (task, condition) cell, \
+         ChaCha8 seed {}. p: exact permutation test enumerating every relabelling, two-sided, \
+         difference of means; for \"all\" runs are relabelled within each task and the \
+         statistic is the sum of the per-task mean differences.\n",
+        a.baseline,
+        fmt_num(a.bootstrap.confidence * 100.0),
+        a.bootstrap.resamples,
+        a.bootstrap.seed
+    )
+}
+
+fn cells(out: &mut String, a: &Analysis) -> std::fmt::Result {
+    writeln!(out, "## Per task and condition\n")?;
+    let rows: Vec<Vec<String>> = a
+        .cells
+        .iter()
+        .map(|c| {
+            let rate = if c.ok == 0 {
+                "–".to_string()
+            } else {
+                format!("{}/{}", c.hidden_passed, c.ok)
+            };
+            vec![
+                c.task.clone(),
+                c.condition.clone(),
+                c.runs.to_string(),
+                c.ok.to_string(),
+                rate,
+                fmt_opt(c.loc_added_median),
+                fmt_opt(c.tokens_median),
+                fmt_opt(c.cost_median),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "task",
+            "condition",
+            "runs",
+            "n (ok)",
+            "hidden pass",
+            "lines added (median)",
+            "tokens (median)",
+            "cost USD (median)",
+        ],
+        &rows,
+    )
+}
+
+fn differences(out: &mut String, a: &Analysis) -> std::fmt::Result {
+    writeln!(out, "## Differences vs {}\n", a.baseline)?;
+    for note in &a.notes {
+        writeln!(out, "- {note}")?;
+    }
+    if !a.notes.is_empty() {
+        writeln!(out)?;
+    }
+    for metric in Metric::ALL {
+        let rows: Vec<&Comparison> = a
+            .comparisons
+            .iter()
+            .filter(|c| c.metric == metric)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        writeln!(out, "### {} (`{}`)\n", metric.label(), metric.name())?;
+        let n_base = format!("n {}", a.baseline);
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|c| {
+                vec![
+                    c.scope.name().to_string(),
+                    c.condition.clone(),
+                    c.n.to_string(),
+                    c.n_baseline.to_string(),
+                    fmt_num(c.median_diff),
+                    format!("[{}, {}]", fmt_num(c.ci_low), fmt_num(c.ci_high)),
+                    fmt_p(c.p_exact),
+                ]
+            })
+            .collect();
+        table(
+            out,
+            &[
+                "scope",
+                "condition",
+                "n",
+                &n_base,
+                "median diff",
+                "95% CI",
+                "p exact",
+            ],
+            &cells,
+        )?;
+        for c in rows.iter().filter(|c| c.p_refused.is_some()) {
+            writeln!(
+                out,
+                "- p not computed for {} {}: {}",
+                c.scope.name(),
+                c.condition,
+                c.p_refused.as_deref().unwrap_or_default()
+            )?;
+        }
+        if rows.iter().any(|c| c.p_refused.is_some()) {
+            writeln!(
+                out,
+                "  (p is exact or absent, never estimated; a test per task enumerates at most \
+                 {MAX_RELABELLINGS} relabellings.)\n"
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn fisher(out: &mut String, a: &Analysis) -> std::fmt::Result {
+    if a.fisher.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Hidden tests passed (Fisher's exact test)\n")?;
+    writeln!(
+        out,
+        "Successes of `ok` runs; \"all\" pools the tasks. p is two-sided.\n"
+    )?;
+    let base = format!("{} passed", a.baseline);
+    let rows: Vec<Vec<String>> = a
+        .fisher
+        .iter()
+        .map(|f| {
+            vec![
+                f.scope.name().to_string(),
+                f.condition.clone(),
+                format!("{}/{}", f.passed.successes, f.passed.n),
+                format!("{}/{}", f.baseline_passed.successes, f.baseline_passed.n),
+                fmt_p(Some(f.p_two_sided)),
+            ]
+        })
+        .collect();
+    table(out, &["scope", "condition", "passed", &base, "p"], &rows)
+}
+
+fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
+    writeln!(out, "## Hooks\n")?;
+    writeln!(
+        out,
+        "Engine hook counts summed over every run of a condition.\n"
+    )?;
+    let rows: Vec<Vec<String>> = a
+        .hooks
+        .iter()
+        .map(|h| {
+            vec![
+                h.condition.clone(),
+                h.runs.to_string(),
+                h.counts.denials.to_string(),
+                h.counts.blocks.to_string(),
+                h.counts.pauses.to_string(),
+                h.counts.suggestions.to_string(),
+            ]
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "condition",
+            "runs",
+            "denials",
+            "blocks",
+            "pauses",
+            "suggestions",
+        ],
+        &rows,
+    )
+}
+
+fn integrity(out: &mut String, a: &Analysis) -> std::fmt::Result {
+    writeln!(out, "## Integrity flags\n")?;
+    let rows: Vec<Vec<String>> = a
+        .flagged()
+        .map(|r| {
+            vec![
+                r.task.clone(),
+                r.condition.clone(),
+                r.rep.to_string(),
+                r.status.to_string(),
+                yes_no(r.integrity.touched_task_files),
+                yes_no(r.integrity.edited_tests),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return writeln!(
+            out,
+            "No run touched the task's files (hidden tests, reference) or edited the project's tests.\n"
+        );
+    }
+    table(
+        out,
+        &[
+            "task",
+            "condition",
+            "rep",
+            "status",
+            "touched task files",
+            "edited tests",
+        ],
+        &rows,
+    )
+}
+
+fn yes_no(flag: bool) -> String {
+    if flag { "yes" } else { "no" }.to_string()
+}
+
+fn failed(out: &mut String, a: &Analysis) -> std::fmt::Result {
+    writeln!(out, "## Failed runs\n")?;
+    let rows: Vec<Vec<String>> = a
+        .failed()
+        .map(|r| {
+            vec![
+                r.task.clone(),
+                r.condition.clone(),
+                r.rep.to_string(),
+                r.status.to_string(),
+                r.error.as_deref().unwrap_or("").replace('|', "\\|"),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return writeln!(out, "None: every run ended `ok`.\n");
+    }
+    table(out, &["task", "condition", "rep", "status", "error"], &rows)
+}
+
+fn manifest(out: &mut String, a: &Analysis) -> std::fmt::Result {
+    writeln!(out, "## Manifest\n")?;
+    match &a.manifest {
+        Some(text) => writeln!(out, "```toml\n{}\n```\n", text.trim_end()),
+        None => writeln!(out, "The batch folder has no `manifest.toml`.\n"),
+    }
+}
+
+fn plot_links(out: &mut String, a: &Analysis) -> std::fmt::Result {
+    writeln!(out, "## Plots\n")?;
+    for (stem, title) in plots::report_plot_names(a) {
+        writeln!(
+            out,
+            "- {title}: [SVG](plots/{stem}.svg), [PNG](plots/{stem}.png)"
+        )?;
+    }
+    Ok(())
+}

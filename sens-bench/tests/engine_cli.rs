@@ -1,0 +1,124 @@
+//! `sens-bench engine index|dupes` through the real binary: counts on a messy
+//! project, the binding JSON, and bad input.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_sens-bench");
+
+fn fixture(name: &str, ext: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../sens-engine/tests/fixtures")
+        .join(format!("{name}.{ext}.txt"));
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A project with two copies, a file that does not parse, a binary file, a huge
+/// minified file and a .gitignored folder.
+fn messy_project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for sub in ["src", "web", "ignored"] {
+        fs::create_dir_all(root.join(sub)).unwrap();
+    }
+    fs::write(root.join("src/orders.rs"), fixture("original", "rs")).unwrap();
+    fs::write(root.join("src/invoices.rs"), fixture("renamed", "rs")).unwrap();
+    fs::write(
+        root.join("src/broken.py"),
+        "def broken(:\n    pass\n\ndef fine(a):\n    return a + 1\n",
+    )
+    .unwrap();
+    fs::write(root.join("src/blob.rs"), b"\x7fELF\0\0\x01binary").unwrap();
+    fs::write(
+        root.join("web/app.js"),
+        format!("var a=[{}];\n", "1,".repeat(300_000)),
+    )
+    .unwrap();
+    fs::write(root.join("ignored/copy.rs"), fixture("original", "rs")).unwrap();
+    fs::write(root.join(".gitignore"), "ignored/\n").unwrap();
+    dir
+}
+
+#[test]
+fn index_counts_a_messy_project_without_crashing() {
+    let dir = messy_project();
+    let out = run(&["engine", "index", dir.path().to_str().unwrap(), "--json"]);
+    let v = json(&out);
+    assert_eq!(v["files"], 3, "{v}");
+    assert_eq!(v["languages"]["rust"], 2);
+    assert_eq!(v["languages"]["python"], 1);
+    assert_eq!(v["parse_errors"], 1);
+    assert_eq!(v["skipped"]["binary"], 1);
+    assert_eq!(v["skipped"]["minified"], 1);
+    assert!(v["functions"].as_u64().unwrap() >= 3, "{v}");
+    assert!(v["units"].as_u64().unwrap() >= v["functions"].as_u64().unwrap());
+    for key in ["classes", "windows"] {
+        assert!(v[key].is_u64(), "{key}");
+    }
+    for phase in ["walk", "read", "parse", "fingerprint", "insert", "total"] {
+        assert!(v["seconds"][phase].as_f64().is_some(), "{phase}");
+    }
+
+    let table = run(&["engine", "index", dir.path().to_str().unwrap()]);
+    assert!(table.status.success());
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("files") && l.ends_with(" 3")),
+        "{text}"
+    );
+}
+
+#[test]
+fn dupes_lists_the_copy_but_not_the_ignored_one() {
+    let dir = messy_project();
+    let v = json(&run(&[
+        "engine",
+        "dupes",
+        dir.path().to_str().unwrap(),
+        "--json",
+    ]));
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{v}");
+    assert_eq!(groups[0]["rule"], "copy.renamed");
+    assert_eq!(groups[0]["similarity"], 1.0);
+    let units = groups[0]["units"].as_array().unwrap();
+    let files: Vec<&str> = units.iter().map(|u| u["file"].as_str().unwrap()).collect();
+    assert_eq!(files, ["src/invoices.rs", "src/orders.rs"]);
+    assert_eq!(units[1]["name"], "summarize_orders");
+    assert_eq!(units[1]["line"], 1);
+    assert_eq!(units[1]["end_line"], 17);
+}
+
+#[test]
+fn bad_input_is_a_clear_error_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    let file = dir.path().join("file.rs");
+    fs::write(&file, "fn a() {}\n").unwrap();
+    for (cmd, path) in [("index", &missing), ("dupes", &missing), ("index", &file)] {
+        let out = run(&["engine", cmd, path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{cmd} {}", path.display());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(path.to_str().unwrap()) && err.contains("not a folder"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! The hook session's own latency on a large project, with a judge that finds
+//! nothing (so the numbers are the session's: snapshots, shell analysis, ledger).
+//!
+//! `cargo bench -p sens-engine --bench session [-- FILES]` (default 10000 files).
+//! Prints p50/p99/max per callback kind.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Context;
+use git2::{IndexAddOption, Repository, Signature};
+use sens_engine::finding::{Finding, Suggestion};
+use sens_engine::judge::{FileChange, Judge};
+use sens_engine::session::{Session, SessionOptions};
+use serde_json::{Value, json};
+
+struct NullJudge;
+
+impl Judge for NullJudge {
+    fn check_write(&mut self, _: &Path, _: &str) -> anyhow::Result<Vec<Finding>> {
+        Ok(Vec::new())
+    }
+    fn rescan(&mut self) -> anyhow::Result<Vec<Finding>> {
+        Ok(Vec::new())
+    }
+    fn audit(&mut self, _: &[FileChange]) -> anyhow::Result<Vec<Finding>> {
+        Ok(Vec::new())
+    }
+    fn suggest(&self, _: &str) -> anyhow::Result<Vec<Suggestion>> {
+        Ok(Vec::new())
+    }
+}
+
+fn make_project(root: &Path, files: usize) -> anyhow::Result<()> {
+    for i in 0..files {
+        let dir = root.join(format!("src/m{:03}", i / 100));
+        std::fs::create_dir_all(&dir)?;
+        let body: String = (0..30)
+            .map(|l| format!("    let v{l} = x + {l} * {i};\n"))
+            .collect();
+        std::fs::write(
+            dir.join(format!("f{i:05}.rs")),
+            format!("pub fn f{i}(x: i64) -> i64 {{\n{body}    x\n}}\n"),
+        )?;
+    }
+    let repo = Repository::init(root)?;
+    let mut index = repo.index()?;
+    index.add_all(["*"], IndexAddOption::DEFAULT, None)?;
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let signature = Signature::now("bench", "bench@localhost")?;
+    repo.commit(Some("HEAD"), &signature, &signature, "baseline", &tree, &[])?;
+    Ok(())
+}
+
+fn input(root: &Path, event: &str, extra: Value) -> Value {
+    let mut value = json!({
+        "session_id": "s", "transcript_path": "/t.jsonl", "cwd": root.to_string_lossy(),
+        "prompt_id": "p", "permission_mode": "acceptEdits", "hook_event_name": event,
+    });
+    if let (Some(map), Value::Object(extra)) = (value.as_object_mut(), extra) {
+        map.extend(extra);
+    }
+    value
+}
+
+/// Runs `call` `n` times and prints latency percentiles in milliseconds.
+fn measure(label: &str, n: usize, mut call: impl FnMut(usize) -> Value) {
+    let mut times: Vec<f64> = (0..n)
+        .map(|i| {
+            let started = Instant::now();
+            let output = call(i);
+            let elapsed = started.elapsed().as_secs_f64() * 1e3;
+            std::hint::black_box(output);
+            elapsed
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let pick = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    println!(
+        "{label:<44} n={n:<4} p50 {:>8.3} ms  p99 {:>8.3} ms  max {:>8.3} ms",
+        pick(0.5),
+        pick(0.99),
+        pick(1.0)
+    );
+}
+
+fn main() -> anyhow::Result<()> {
+    let files: usize = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .map(|a| a.parse().context("the argument is the number of files"))
+        .transpose()?
+        .unwrap_or(10_000);
+    let dir = tempfile::tempdir()?;
+    let root = dir.path().join("proj");
+    std::fs::create_dir_all(&root)?;
+    make_project(&root, files)?;
+    let options = SessionOptions::new(dir.path().join("hooks.jsonl"));
+    let mut session = Session::new(&root, Box::new(NullJudge), options)?;
+    println!("session latency on {files} files (judge finds nothing)");
+
+    let prompt = input(
+        &root,
+        "UserPromptSubmit",
+        json!({"prompt": "add a feature"}),
+    );
+    measure("UserPromptSubmit (first: cold snapshot)", 1, |_| {
+        session.handle("sens_UserPromptSubmit", &prompt)
+    });
+    let target = root.join("src/m000/f00000.rs");
+    measure("PreToolUse Write", 300, |i| {
+        let tool_input =
+            json!({"file_path": target.to_string_lossy(), "content": format!("fn n{i}() {{}}\n")});
+        let pre = input(
+            &root,
+            "PreToolUse",
+            json!({"tool_name": "Write", "tool_input": tool_input, "tool_use_id": "t"}),
+        );
+        session.handle("sens_PreToolUse", &pre)
+    });
+    measure("PreToolUse Edit", 300, |_| {
+        let tool_input = json!({"file_path": target.to_string_lossy(), "old_string": "x + 1", "new_string": "x + 2"});
+        let pre = input(
+            &root,
+            "PreToolUse",
+            json!({"tool_name": "Edit", "tool_input": tool_input, "tool_use_id": "t"}),
+        );
+        session.handle("sens_PreToolUse", &pre)
+    });
+    let bash = input(
+        &root,
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_use_id": "t",
+        "tool_input": {"command": "cd src && cargo test -q 2>&1 | tail -n 20; echo done > /tmp/out"}}),
+    );
+    measure("PreToolUse Bash (no commit)", 300, |_| {
+        session.handle("sens_PreToolUse", &bash)
+    });
+    let post = input(
+        &root,
+        "PostToolUse",
+        json!({"tool_name": "Read", "tool_use_id": "t",
+        "tool_input": {"file_path": "x"}, "tool_response": {}, "duration_ms": 1}),
+    );
+    measure("PostToolUse, nothing changed", 50, |_| {
+        session.handle("sens_PostToolUse", &post)
+    });
+    measure("PostToolUse, one file changed", 50, |i| {
+        let path = root.join(format!("src/m001/f{:05}.rs", 100 + i));
+        let _ = std::fs::write(&path, format!("pub fn changed{i}() {{}}\n"));
+        session.handle("sens_PostToolUse", &post)
+    });
+    let commit = input(
+        &root,
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_use_id": "t",
+        "tool_input": {"command": "git add -A && git commit -m x"}}),
+    );
+    measure("PreToolUse Bash git commit (audit, 50 changed)", 20, |_| {
+        session.handle("sens_PreToolUse", &commit)
+    });
+    let stop = input(
+        &root,
+        "Stop",
+        json!({"stop_hook_active": false, "last_assistant_message": "",
+        "background_tasks": [], "session_crons": []}),
+    );
+    measure("Stop (audit, approved point unchanged)", 20, |_| {
+        session.handle("sens_Stop", &stop)
+    });
+    Ok(())
+}

@@ -1,0 +1,243 @@
+//! Fingerprints of a unit (SPEC 2.2), computed from its leaf tokens with comments
+//! dropped: an exact hash of the token texts, a renamed hash over normalized tokens
+//! (identifiers and literals replaced by placeholders), and the shingle set with its
+//! MinHash band keys for near copies. Pure functions over token hashes.
+
+use std::hash::Hasher;
+
+use rustc_hash::FxHasher;
+
+use crate::rules::RuleConfig;
+
+/// One leaf token: the hash of its text and the hash of its normalized form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token {
+    pub text: u64,
+    pub norm: u64,
+    pub identifier: bool,
+}
+
+/// What a leaf becomes in normalized form; keywords, operators and punctuation keep
+/// their text so the structure stays in the fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenClass {
+    Identifier,
+    String,
+    Number,
+    Other,
+}
+
+// Distinct placeholder hashes; any text hash colliding with them is as likely as
+// any other 64-bit collision.
+const IDENTIFIER_PLACEHOLDER: u64 = 0x9e37_79b9_7f4a_7c15;
+const STRING_PLACEHOLDER: u64 = 0xbf58_476d_1ce4_e5b9;
+const NUMBER_PLACEHOLDER: u64 = 0x94d0_49bb_1331_11eb;
+
+/// The splitmix64 finalizer: spreads every input bit over the output.
+pub fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+pub fn hash_text(text: &str) -> u64 {
+    let mut hasher = FxHasher::default();
+    hasher.write(text.as_bytes());
+    mix(hasher.finish())
+}
+
+pub fn token(text: &str, class: TokenClass) -> Token {
+    let text = hash_text(text);
+    let norm = match class {
+        TokenClass::Identifier => IDENTIFIER_PLACEHOLDER,
+        TokenClass::String => STRING_PLACEHOLDER,
+        TokenClass::Number => NUMBER_PLACEHOLDER,
+        TokenClass::Other => text,
+    };
+    Token {
+        text,
+        norm,
+        identifier: class == TokenClass::Identifier,
+    }
+}
+
+/// Order-sensitive 64-bit hash of a sequence of token hashes.
+pub fn sequence_hash(hashes: impl Iterator<Item = u64>) -> u64 {
+    let mut h: u64 = 0x243f_6a88_85a3_08d3;
+    let mut len: u64 = 0;
+    for x in hashes {
+        h = (h ^ x).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29);
+        len += 1;
+    }
+    mix(h ^ len)
+}
+
+pub fn exact_hash(tokens: &[Token]) -> u64 {
+    sequence_hash(tokens.iter().map(|t| t.text))
+}
+
+pub fn renamed_hash(tokens: &[Token]) -> u64 {
+    sequence_hash(tokens.iter().map(|t| t.norm))
+}
+
+/// The set of k-shingles of normalized tokens, sorted and deduplicated. Units
+/// shorter than k tokens have none (single tokens match everywhere).
+pub fn shingles(tokens: &[Token], k: usize) -> Vec<u64> {
+    if k == 0 || tokens.len() < k {
+        return Vec::new();
+    }
+    let mut set: Vec<u64> = tokens
+        .windows(k)
+        .map(|w| sequence_hash(w.iter().map(|t| t.norm)))
+        .collect();
+    set.sort_unstable();
+    set.dedup();
+    set
+}
+
+/// Exact Jaccard similarity of two sorted, deduplicated sets.
+pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    common as f64 / (a.len() + b.len() - common) as f64
+}
+
+/// MinHash with a fixed family of permutations `(s ^ a_i) * b_i` (b_i odd), drawn
+/// once from a fixed seed so fingerprints are stable across runs and machines.
+#[derive(Debug, Clone)]
+pub struct MinHasher {
+    xors: Vec<u64>,
+    muls: Vec<u64>,
+    bands: usize,
+    rows: usize,
+}
+
+impl MinHasher {
+    pub fn new(cfg: &RuleConfig) -> Self {
+        let mut state: u64 = 0x5eed_5e45_0000_0001;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            mix(state)
+        };
+        let xors = (0..cfg.permutations).map(|_| next()).collect();
+        let muls = (0..cfg.permutations).map(|_| next() | 1).collect();
+        Self {
+            xors,
+            muls,
+            bands: cfg.bands,
+            rows: cfg.rows(),
+        }
+    }
+
+    pub fn signature(&self, shingles: &[u64]) -> Vec<u64> {
+        let mut sig = vec![u64::MAX; self.xors.len()];
+        for &s in shingles {
+            for ((slot, &a), &b) in sig.iter_mut().zip(&self.xors).zip(&self.muls) {
+                *slot = (*slot).min((s ^ a).wrapping_mul(b));
+            }
+        }
+        sig
+    }
+
+    /// One key per LSH band: the hash of the band's rows and its index, so equal
+    /// rows in different bands do not collide. Empty when there are no shingles.
+    pub fn band_keys(&self, shingles: &[u64]) -> Vec<u64> {
+        if shingles.is_empty() {
+            return Vec::new();
+        }
+        let sig = self.signature(shingles);
+        (0..self.bands)
+            .map(|band| {
+                let rows = &sig[band * self.rows..(band + 1) * self.rows];
+                sequence_hash(std::iter::once(band as u64).chain(rows.iter().copied()))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(words: &str) -> Vec<Token> {
+        words
+            .split_whitespace()
+            .map(|w| {
+                let class = if w.starts_with('"') {
+                    TokenClass::String
+                } else if w.chars().all(|c| c.is_ascii_digit()) {
+                    TokenClass::Number
+                } else if w.chars().all(|c| c.is_alphabetic()) && w != "fn" && w != "let" {
+                    TokenClass::Identifier
+                } else {
+                    TokenClass::Other
+                };
+                token(w, class)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn renaming_changes_exact_but_not_renamed_hash() {
+        let a = toks("fn add ( a , b ) { let c = a + b + 1 ; \"x\" }");
+        let b = toks("fn sum ( x , y ) { let z = x + y + 7 ; \"y\" }");
+        let c = toks("fn sum ( x , y ) { let z = x - y + 7 ; \"y\" }");
+        assert_ne!(exact_hash(&a), exact_hash(&b));
+        assert_eq!(renamed_hash(&a), renamed_hash(&b));
+        assert_ne!(renamed_hash(&b), renamed_hash(&c), "operators are kept");
+        assert_eq!(
+            exact_hash(&a),
+            exact_hash(&toks("fn add ( a , b ) { let c = a + b + 1 ; \"x\" }"))
+        );
+    }
+
+    #[test]
+    fn jaccard_counts_the_overlap() {
+        assert_eq!(jaccard(&[1, 2, 3, 4], &[3, 4, 5, 6]), 2.0 / 6.0);
+        assert_eq!(jaccard(&[1, 2], &[1, 2]), 1.0);
+        assert_eq!(jaccard(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn shingles_need_k_tokens() {
+        let t = toks("a + b");
+        assert_eq!(shingles(&t, 3).len(), 1);
+        assert!(shingles(&t[..2], 3).is_empty());
+    }
+
+    #[test]
+    fn similar_sets_share_a_band_and_different_sets_do_not() {
+        let cfg = RuleConfig::default();
+        let mh = MinHasher::new(&cfg);
+        let base: Vec<u64> = (0..200u64).map(mix).collect();
+        let mut near = base.clone();
+        near.truncate(190); // Jaccard 0.95
+        near.sort_unstable();
+        let mut base_sorted = base.clone();
+        base_sorted.sort_unstable();
+        let other: Vec<u64> = {
+            let mut v: Vec<u64> = (1000..1200u64).map(mix).collect();
+            v.sort_unstable();
+            v
+        };
+        let ka = mh.band_keys(&base_sorted);
+        let kb = mh.band_keys(&near);
+        let kc = mh.band_keys(&other);
+        assert_eq!(ka.len(), 16);
+        assert!(ka.iter().zip(&kb).any(|(x, y)| x == y));
+        assert!(ka.iter().zip(&kc).all(|(x, y)| x != y));
+    }
+}

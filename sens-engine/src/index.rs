@@ -1,0 +1,505 @@
+//! The resident index (SPEC 2.3): units with their fingerprints, hash maps from
+//! exact and renamed fingerprints and LSH band keys to units, the symbol table and
+//! usage counts. Built once in parallel, then updated one file at a time; finding
+//! a unit's copies looks up buckets and never scans all units.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use crate::fingerprint::jaccard;
+use crate::lang;
+use crate::rules::RuleConfig;
+use crate::units::{self, Fingerprinter, ParsedFile, UnitData, UnitKind};
+use crate::walk::{self, SkipReason, WalkOptions};
+
+pub type UnitId = u32;
+
+/// A unit in the index: its data and the file it lives in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    /// Project-relative, `/`-separated.
+    pub file: Arc<str>,
+    pub data: UnitData,
+}
+
+/// What one indexed file holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileEntry {
+    pub language: &'static str,
+    pub units: Vec<UnitId>,
+    pub identifiers: Vec<(Box<str>, u32)>,
+    pub parse_errors: bool,
+}
+
+/// How a unit copies another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum CopyKind {
+    #[serde(rename = "copy.exact")]
+    Exact,
+    #[serde(rename = "copy.renamed")]
+    Renamed,
+    #[serde(rename = "copy.near")]
+    Near,
+}
+
+impl CopyKind {
+    /// The rule id of SPEC 2.4.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Self::Exact => "copy.exact",
+            Self::Renamed => "copy.renamed",
+            Self::Near => "copy.near",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CopyMatch {
+    pub id: UnitId,
+    pub kind: CopyKind,
+    /// 1.0 for exact and renamed copies; the exact Jaccard for near copies.
+    pub similarity: f64,
+}
+
+type Buckets = FxHashMap<u64, Vec<UnitId>>;
+
+pub struct Index {
+    cfg: RuleConfig,
+    fp: Fingerprinter,
+    files: FxHashMap<Arc<str>, FileEntry>,
+    units: Vec<Option<Unit>>,
+    free: Vec<UnitId>,
+    exact: Buckets,
+    renamed: Buckets,
+    lsh: Buckets,
+    symbols: FxHashMap<Box<str>, Vec<UnitId>>,
+    /// Identifier occurrences outside the definitions they name, over all files.
+    usages: FxHashMap<Box<str>, u32>,
+}
+
+/// Wall-clock seconds per phase of a full build; the parallel phase is split
+/// between reading, parsing and fingerprinting in proportion to their CPU time.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Phases {
+    pub walk: f64,
+    pub read: f64,
+    pub parse: f64,
+    pub fingerprint: f64,
+    pub insert: f64,
+    pub total: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BuildReport {
+    pub files: usize,
+    pub units: usize,
+    pub functions: usize,
+    pub classes: usize,
+    pub windows: usize,
+    /// Language name -> files indexed.
+    pub languages: BTreeMap<&'static str, usize>,
+    /// Files whose tree holds errors (indexed anyway).
+    pub parse_errors: usize,
+    /// Reason -> files skipped.
+    pub skipped: BTreeMap<&'static str, usize>,
+    pub seconds: Phases,
+}
+
+impl Index {
+    pub fn new(cfg: RuleConfig) -> Result<Self> {
+        cfg.validate()?;
+        Ok(Self {
+            fp: Fingerprinter::new(&cfg),
+            cfg,
+            files: FxHashMap::default(),
+            units: Vec::new(),
+            free: Vec::new(),
+            exact: Buckets::default(),
+            renamed: Buckets::default(),
+            lsh: Buckets::default(),
+            symbols: FxHashMap::default(),
+            usages: FxHashMap::default(),
+        })
+    }
+
+    /// Walks `root`, parses every indexable file in parallel and indexes it.
+    pub fn build(root: &Path, cfg: RuleConfig, opts: WalkOptions) -> Result<(Self, BuildReport)> {
+        let start = Instant::now();
+        let mut index = Self::new(cfg)?;
+        let walked = walk::walk(root, opts)?;
+        let walk_time = start.elapsed();
+        let pass_start = Instant::now();
+        let fp = &index.fp;
+        let outcomes: Vec<FileOutcome> = walked
+            .candidates
+            .par_iter()
+            .map(|c| {
+                let t0 = Instant::now();
+                let text = match walk::read(c)? {
+                    Ok(text) => text,
+                    Err(reason) => {
+                        return Ok((
+                            Arc::from(c.rel.as_str()),
+                            Err(reason),
+                            [t0.elapsed(), Duration::ZERO, Duration::ZERO],
+                        ));
+                    }
+                };
+                let t1 = Instant::now();
+                let tree = units::parse_tree(c.lang, &text)
+                    .map_err(|e| e.context(format!("cannot parse {}", c.rel)))?;
+                let t2 = Instant::now();
+                let parsed = units::extract(c.lang, &text, &tree, fp);
+                let times = [t1 - t0, t2 - t1, t2.elapsed()];
+                Ok((Arc::from(c.rel.as_str()), Ok(parsed), times))
+            })
+            .collect::<Result<_>>()?;
+        let pass_time = pass_start.elapsed();
+        let insert_start = Instant::now();
+        let mut report = BuildReport::default();
+        for (reason, n) in &walked.skipped {
+            *report.skipped.entry(reason.label()).or_default() += n;
+        }
+        let mut cpu = [Duration::ZERO; 3];
+        for (path, outcome, times) in outcomes {
+            for (total, t) in cpu.iter_mut().zip(times) {
+                *total += t;
+            }
+            match outcome {
+                Ok(parsed) => index.insert_parsed(path, parsed),
+                Err(reason) => *report.skipped.entry(reason.label()).or_default() += 1,
+            }
+        }
+        let insert_time = insert_start.elapsed();
+        let cpu_total: f64 = cpu.iter().map(Duration::as_secs_f64).sum();
+        let share = |i: usize| {
+            if cpu_total > 0.0 {
+                pass_time.as_secs_f64() * cpu[i].as_secs_f64() / cpu_total
+            } else {
+                0.0
+            }
+        };
+        report.seconds = Phases {
+            walk: walk_time.as_secs_f64(),
+            read: share(0),
+            parse: share(1),
+            fingerprint: share(2),
+            insert: insert_time.as_secs_f64(),
+            total: start.elapsed().as_secs_f64(),
+        };
+        index.fill_counts(&mut report);
+        Ok((index, report))
+    }
+
+    fn fill_counts(&self, report: &mut BuildReport) {
+        report.files = self.files.len();
+        for entry in self.files.values() {
+            *report.languages.entry(entry.language).or_default() += 1;
+            report.parse_errors += usize::from(entry.parse_errors);
+        }
+        for (_, unit) in self.units() {
+            report.units += 1;
+            match unit.data.kind {
+                UnitKind::Function => report.functions += 1,
+                UnitKind::Class => report.classes += 1,
+                UnitKind::Window => report.windows += 1,
+            }
+        }
+    }
+
+    pub fn config(&self) -> &RuleConfig {
+        &self.cfg
+    }
+
+    /// Parses `content` as the file `path` would hold it; `None` when no grammar
+    /// knows the extension. Does not touch the index.
+    pub fn parse(&self, path: &str, content: &str) -> Result<Option<ParsedFile>> {
+        let Some(lang) = lang::for_path(path) else {
+            return Ok(None);
+        };
+        let parsed = units::parse_file(lang, content, &self.fp)
+            .map_err(|e| e.context(format!("cannot parse {path}")))?;
+        Ok(Some(parsed))
+    }
+
+    /// Re-indexes one file from its new content. Returns false (and drops the
+    /// file from the index) when no grammar knows its extension.
+    pub fn update_file(&mut self, path: &str, content: &str) -> Result<bool> {
+        match self.parse(path, content)? {
+            Some(parsed) => {
+                self.insert_parsed(Arc::from(path), parsed);
+                Ok(true)
+            }
+            None => {
+                self.remove_file(path);
+                Ok(false)
+            }
+        }
+    }
+
+    /// Replaces whatever the index held for `path` with `parsed`.
+    pub fn insert_parsed(&mut self, path: Arc<str>, parsed: ParsedFile) {
+        self.remove_file(&path);
+        let mut ids = Vec::with_capacity(parsed.units.len());
+        for data in parsed.units {
+            let id = self.alloc(Unit {
+                file: Arc::clone(&path),
+                data,
+            });
+            let unit = self.units[id as usize].as_ref().map(|u| &u.data);
+            if let Some(data) = unit {
+                self.exact.entry(data.exact).or_default().push(id);
+                self.renamed.entry(data.renamed).or_default().push(id);
+                for &key in data.bands.iter() {
+                    self.lsh.entry(key).or_default().push(id);
+                }
+                if data.kind != UnitKind::Window {
+                    let name: Box<str> = data.name.as_str().into();
+                    self.symbols.entry(name).or_default().push(id);
+                }
+            }
+            ids.push(id);
+        }
+        for (name, n) in &parsed.identifiers {
+            *self.usages.entry(name.clone()).or_default() += n;
+        }
+        self.files.insert(
+            path,
+            FileEntry {
+                language: parsed.language,
+                units: ids,
+                identifiers: parsed.identifiers,
+                parse_errors: parsed.parse_errors,
+            },
+        );
+    }
+
+    fn alloc(&mut self, unit: Unit) -> UnitId {
+        match self.free.pop() {
+            Some(id) => {
+                self.units[id as usize] = Some(unit);
+                id
+            }
+            None => {
+                self.units.push(Some(unit));
+                UnitId::try_from(self.units.len() - 1).unwrap_or(UnitId::MAX)
+            }
+        }
+    }
+
+    /// Drops a file and everything it contributed. Returns whether it was indexed.
+    pub fn remove_file(&mut self, path: &str) -> bool {
+        let Some(entry) = self.files.remove(path) else {
+            return false;
+        };
+        for id in entry.units {
+            let Some(unit) = self.units.get_mut(id as usize).and_then(Option::take) else {
+                continue;
+            };
+            let data = &unit.data;
+            unbucket(&mut self.exact, &data.exact, id);
+            unbucket(&mut self.renamed, &data.renamed, id);
+            for &key in data.bands.iter() {
+                unbucket(&mut self.lsh, &key, id);
+            }
+            if data.kind != UnitKind::Window {
+                unbucket(&mut self.symbols, data.name.as_str(), id);
+            }
+            self.free.push(id);
+        }
+        for (name, n) in &entry.identifiers {
+            if let Some(count) = self.usages.get_mut(name) {
+                *count = count.saturating_sub(*n);
+                if *count == 0 {
+                    self.usages.remove(name);
+                }
+            }
+        }
+        true
+    }
+
+    pub fn unit(&self, id: UnitId) -> Option<&Unit> {
+        self.units.get(id as usize).and_then(Option::as_ref)
+    }
+
+    pub fn units(&self) -> impl Iterator<Item = (UnitId, &Unit)> {
+        self.units
+            .iter()
+            .enumerate()
+            .filter_map(|(i, u)| Some((UnitId::try_from(i).ok()?, u.as_ref()?)))
+    }
+
+    pub fn file(&self, path: &str) -> Option<&FileEntry> {
+        self.files.get(path)
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = (&str, &FileEntry)> {
+        self.files.iter().map(|(p, e)| (&**p, e))
+    }
+
+    /// The symbol table: functions and class-likes named `name`.
+    pub fn definitions(&self, name: &str) -> impl Iterator<Item = (UnitId, &Unit)> {
+        self.symbols
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter_map(|&id| Some((id, self.unit(id)?)))
+    }
+
+    /// References to `name` outside its definitions, over the whole project.
+    pub fn usages(&self, name: &str) -> u32 {
+        self.usages.get(name).copied().unwrap_or(0)
+    }
+
+    /// The indexed units `data` copies: exact, then renamed, then near (LSH
+    /// candidates confirmed by exact Jaccard). `skip` filters units out (the unit
+    /// itself, its own file); each unit is reported once, under its strongest kind.
+    pub fn copies(&self, data: &UnitData, skip: impl Fn(UnitId, &Unit) -> bool) -> Vec<CopyMatch> {
+        let mut found: Vec<CopyMatch> = Vec::new();
+        let mut seen: FxHashSet<UnitId> = FxHashSet::default();
+        for (map, key, kind) in [
+            (&self.exact, data.exact, CopyKind::Exact),
+            (&self.renamed, data.renamed, CopyKind::Renamed),
+        ] {
+            for &id in map.get(&key).into_iter().flatten() {
+                if seen.insert(id)
+                    && let Some(unit) = self.unit(id)
+                    && !skip(id, unit)
+                {
+                    found.push(CopyMatch {
+                        id,
+                        kind,
+                        similarity: 1.0,
+                    });
+                }
+            }
+        }
+        let n = data.shingles.len();
+        for key in data.bands.iter() {
+            for &id in self.lsh.get(key).into_iter().flatten() {
+                if !seen.insert(id) {
+                    continue;
+                }
+                let Some(unit) = self.unit(id) else { continue };
+                let m = unit.data.shingles.len();
+                // Jaccard cannot exceed the ratio of the set sizes.
+                if (n.min(m) as f64) < self.cfg.threshold * n.max(m) as f64 || skip(id, unit) {
+                    continue;
+                }
+                let similarity = jaccard(&data.shingles, &unit.data.shingles);
+                if similarity >= self.cfg.threshold {
+                    found.push(CopyMatch {
+                        id,
+                        kind: CopyKind::Near,
+                        similarity,
+                    });
+                }
+            }
+        }
+        found
+    }
+
+    /// A canonical description of the index's content, independent of unit ids
+    /// and insertion order: equal for equal projects however they were built.
+    pub fn digest(&self) -> IndexDigest {
+        let describe = |id: UnitId| {
+            self.unit(id)
+                .map(|u| {
+                    format!(
+                        "{}:{}-{}:{:?}:{}",
+                        u.file, u.data.start_line, u.data.end_line, u.data.kind, u.data.name
+                    )
+                })
+                .unwrap_or_else(|| format!("dangling unit {id}"))
+        };
+        let buckets = |map: &Buckets| {
+            let mut out: Vec<(u64, Vec<String>)> = map
+                .iter()
+                .filter(|(_, ids)| !ids.is_empty())
+                .map(|(k, ids)| {
+                    let mut v: Vec<String> = ids.iter().map(|&id| describe(id)).collect();
+                    v.sort();
+                    (*k, v)
+                })
+                .collect();
+            out.sort();
+            out
+        };
+        let mut units: Vec<String> = self
+            .units()
+            .map(|(id, u)| {
+                format!(
+                    "{} {:x} {:x} {}",
+                    describe(id),
+                    u.data.exact,
+                    u.data.renamed,
+                    u.data.tokens
+                )
+            })
+            .collect();
+        units.sort();
+        let mut usages: Vec<(String, u32)> = self
+            .usages
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
+        usages.sort();
+        let mut symbols: Vec<(String, Vec<String>)> = self
+            .symbols
+            .iter()
+            .filter(|(_, ids)| !ids.is_empty())
+            .map(|(k, ids)| {
+                let mut v: Vec<String> = ids.iter().map(|&id| describe(id)).collect();
+                v.sort();
+                (k.to_string(), v)
+            })
+            .collect();
+        symbols.sort();
+        IndexDigest {
+            units,
+            exact: buckets(&self.exact),
+            renamed: buckets(&self.renamed),
+            lsh: buckets(&self.lsh),
+            symbols,
+            usages,
+        }
+    }
+}
+
+/// One file of the parallel pass: its units or why it was skipped, and the CPU
+/// time spent reading, parsing and fingerprinting it.
+type FileOutcome = (Arc<str>, Result<ParsedFile, SkipReason>, [Duration; 3]);
+
+/// See [`Index::digest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexDigest {
+    pub units: Vec<String>,
+    pub exact: Vec<(u64, Vec<String>)>,
+    pub renamed: Vec<(u64, Vec<String>)>,
+    pub lsh: Vec<(u64, Vec<String>)>,
+    pub symbols: Vec<(String, Vec<String>)>,
+    pub usages: Vec<(String, u32)>,
+}
+
+/// Removes `id` from a bucket, dropping the bucket when it empties.
+fn unbucket<K, Q>(map: &mut FxHashMap<K, Vec<UnitId>>, key: &Q, id: UnitId)
+where
+    K: std::borrow::Borrow<Q> + std::hash::Hash + Eq,
+    Q: std::hash::Hash + Eq + ?Sized,
+{
+    if let Some(ids) = map.get_mut(key) {
+        if let Some(pos) = ids.iter().position(|&x| x == id) {
+            ids.swap_remove(pos);
+        }
+        if ids.is_empty() {
+            map.remove(key);
+        }
+    }
+}

@@ -1,0 +1,702 @@
+//! The language table (SPEC 2.1): one row per language mapping file extensions to a
+//! tree-sitter grammar and the node kinds the rest of the engine cares about. Code
+//! elsewhere asks a [`Lang`] for a kind's [`KindFlags`] instead of matching on the
+//! language, so adding a language is adding a row.
+
+use std::sync::OnceLock;
+
+use tree_sitter::Language;
+
+/// One row of the table: names only; [`Lang`] is its compiled form.
+pub struct LangSpec {
+    /// Lower-case display name, also the key of `languages` in `engine index --json`.
+    pub name: &'static str,
+    /// File extensions without the dot, lower case.
+    pub extensions: &'static [&'static str],
+    pub grammar: fn() -> Language,
+    /// Function-like units: functions, methods, constructors, closures with bodies.
+    pub functions: &'static [&'static str],
+    /// Class-like units: classes, structs, impls, traits, interfaces, enums, modules.
+    pub classes: &'static [&'static str],
+    /// Nodes whose named children are statements; windows are cut from them.
+    pub blocks: &'static [&'static str],
+    /// Leaves that name something; renamed fingerprints replace them by one placeholder.
+    pub identifiers: &'static [&'static str],
+    /// String-like literals (strings, characters, regexes); one token each.
+    pub strings: &'static [&'static str],
+    /// Numeric literals; one token each.
+    pub numbers: &'static [&'static str],
+    /// Dropped before fingerprinting.
+    pub comments: &'static [&'static str],
+    /// Call sites (used by the rules to tell references from definitions).
+    pub calls: &'static [&'static str],
+    /// Import/use declarations: never a blocking copy.
+    pub imports: &'static [&'static str],
+}
+
+/// What a node kind means to the engine; a kind may carry several flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KindFlags(u16);
+
+impl KindFlags {
+    pub const FUNCTION: Self = Self(1);
+    pub const CLASS: Self = Self(1 << 1);
+    pub const BLOCK: Self = Self(1 << 2);
+    pub const IDENTIFIER: Self = Self(1 << 3);
+    pub const STRING: Self = Self(1 << 4);
+    pub const NUMBER: Self = Self(1 << 5);
+    pub const COMMENT: Self = Self(1 << 6);
+    pub const CALL: Self = Self(1 << 7);
+    pub const IMPORT: Self = Self(1 << 8);
+
+    pub fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0 && other.0 != 0
+    }
+
+    pub fn intersects(self, other: Self) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl std::ops::BitOr for KindFlags {
+    type Output = Self;
+    fn bitor(self, rhs: Self) -> Self {
+        Self(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for KindFlags {
+    fn bitor_assign(&mut self, rhs: Self) {
+        self.0 |= rhs.0;
+    }
+}
+
+/// A row compiled against its grammar: flags indexed by node kind id.
+pub struct Lang {
+    pub spec: &'static LangSpec,
+    pub language: Language,
+    flags: Vec<KindFlags>,
+    /// Kind names of the row that the grammar does not know (a typo or a grammar
+    /// change); a test asserts this is empty for every row.
+    pub unknown_kinds: Vec<&'static str>,
+}
+
+impl std::fmt::Debug for Lang {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lang")
+            .field("name", &self.spec.name)
+            .finish()
+    }
+}
+
+impl Lang {
+    fn compile(spec: &'static LangSpec) -> Self {
+        let language = (spec.grammar)();
+        let mut flags = vec![KindFlags::default(); language.node_kind_count()];
+        let mut unknown_kinds = Vec::new();
+        let groups: [(&[&'static str], KindFlags); 9] = [
+            (spec.functions, KindFlags::FUNCTION),
+            (spec.classes, KindFlags::CLASS),
+            (spec.blocks, KindFlags::BLOCK),
+            (spec.identifiers, KindFlags::IDENTIFIER),
+            (spec.strings, KindFlags::STRING),
+            (spec.numbers, KindFlags::NUMBER),
+            (spec.comments, KindFlags::COMMENT),
+            (spec.calls, KindFlags::CALL),
+            (spec.imports, KindFlags::IMPORT),
+        ];
+        for (names, flag) in groups {
+            for &name in names {
+                // A grammar may give one name several ids (aliases); flag them all.
+                let mut found = false;
+                for (id, slot) in flags.iter_mut().enumerate() {
+                    let Ok(id) = u16::try_from(id) else { break };
+                    if language.node_kind_is_named(id)
+                        && language.node_kind_for_id(id) == Some(name)
+                    {
+                        *slot |= flag;
+                        found = true;
+                    }
+                }
+                if !found {
+                    unknown_kinds.push(name);
+                }
+            }
+        }
+        Self {
+            spec,
+            language,
+            flags,
+            unknown_kinds,
+        }
+    }
+
+    /// The flags of a named node kind; anonymous nodes (punctuation, keywords) have none.
+    pub fn flags(&self, kind_id: u16) -> KindFlags {
+        self.flags
+            .get(usize::from(kind_id))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.spec.name
+    }
+}
+
+/// Every compiled row, in table order.
+pub fn all() -> &'static [Lang] {
+    static LANGS: OnceLock<Vec<Lang>> = OnceLock::new();
+    LANGS.get_or_init(|| TABLE.iter().map(Lang::compile).collect())
+}
+
+/// The language of a path, by its extension (case-insensitive).
+pub fn for_path(path: &str) -> Option<&'static Lang> {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let (_, ext) = file.rsplit_once('.')?;
+    let ext = ext.to_ascii_lowercase();
+    all()
+        .iter()
+        .find(|lang| lang.spec.extensions.contains(&ext.as_str()))
+}
+
+const C_COMMENT: &[&str] = &["comment"];
+
+/// The table. Kind names are checked against each grammar by a test.
+pub static TABLE: &[LangSpec] = &[
+    LangSpec {
+        name: "rust",
+        extensions: &["rs"],
+        grammar: || tree_sitter_rust::LANGUAGE.into(),
+        functions: &["function_item"],
+        classes: &[
+            "struct_item",
+            "enum_item",
+            "union_item",
+            "impl_item",
+            "trait_item",
+        ],
+        blocks: &["block"],
+        identifiers: &[
+            "identifier",
+            "type_identifier",
+            "field_identifier",
+            "shorthand_field_identifier",
+        ],
+        strings: &["string_literal", "raw_string_literal", "char_literal"],
+        numbers: &["integer_literal", "float_literal"],
+        comments: &["line_comment", "block_comment"],
+        calls: &["call_expression", "macro_invocation"],
+        imports: &["use_declaration", "extern_crate_declaration"],
+    },
+    LangSpec {
+        name: "typescript",
+        extensions: &["ts", "mts", "cts"],
+        grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        functions: TS_FUNCTIONS,
+        classes: TS_CLASSES,
+        blocks: &["statement_block"],
+        identifiers: TS_IDENTIFIERS,
+        strings: JS_STRINGS,
+        numbers: &["number"],
+        comments: &["comment", "html_comment"],
+        calls: JS_CALLS,
+        imports: &["import_statement"],
+    },
+    LangSpec {
+        name: "tsx",
+        extensions: &["tsx"],
+        grammar: || tree_sitter_typescript::LANGUAGE_TSX.into(),
+        functions: TS_FUNCTIONS,
+        classes: TS_CLASSES,
+        blocks: &["statement_block"],
+        identifiers: TS_IDENTIFIERS,
+        strings: JS_STRINGS,
+        numbers: &["number"],
+        comments: &["comment", "html_comment"],
+        calls: JS_CALLS,
+        imports: &["import_statement"],
+    },
+    LangSpec {
+        name: "javascript",
+        extensions: &["js", "jsx", "mjs", "cjs"],
+        grammar: || tree_sitter_javascript::LANGUAGE.into(),
+        functions: JS_FUNCTIONS,
+        classes: &["class_declaration", "class"],
+        blocks: &["statement_block"],
+        identifiers: JS_IDENTIFIERS,
+        strings: JS_STRINGS,
+        numbers: &["number"],
+        comments: &["comment", "html_comment"],
+        calls: JS_CALLS,
+        imports: &["import_statement"],
+    },
+    LangSpec {
+        name: "python",
+        extensions: &["py", "pyi"],
+        grammar: || tree_sitter_python::LANGUAGE.into(),
+        functions: &["function_definition"],
+        classes: &["class_definition"],
+        blocks: &["block"],
+        identifiers: &["identifier"],
+        strings: &["string", "concatenated_string"],
+        numbers: &["integer", "float"],
+        comments: C_COMMENT,
+        calls: &["call"],
+        imports: &[
+            "import_statement",
+            "import_from_statement",
+            "future_import_statement",
+        ],
+    },
+    LangSpec {
+        name: "go",
+        extensions: &["go"],
+        grammar: || tree_sitter_go::LANGUAGE.into(),
+        functions: &["function_declaration", "method_declaration", "func_literal"],
+        classes: &["type_declaration"],
+        blocks: &["statement_list"],
+        identifiers: &[
+            "identifier",
+            "field_identifier",
+            "type_identifier",
+            "package_identifier",
+        ],
+        strings: &[
+            "interpreted_string_literal",
+            "raw_string_literal",
+            "rune_literal",
+        ],
+        numbers: &["int_literal", "float_literal", "imaginary_literal"],
+        comments: C_COMMENT,
+        calls: &["call_expression"],
+        imports: &["import_declaration"],
+    },
+    LangSpec {
+        name: "java",
+        extensions: &["java"],
+        grammar: || tree_sitter_java::LANGUAGE.into(),
+        functions: &["method_declaration", "constructor_declaration"],
+        classes: &[
+            "class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+            "annotation_type_declaration",
+        ],
+        blocks: &["block", "constructor_body"],
+        identifiers: &["identifier", "type_identifier"],
+        strings: &["string_literal", "character_literal"],
+        numbers: &[
+            "decimal_integer_literal",
+            "hex_integer_literal",
+            "octal_integer_literal",
+            "binary_integer_literal",
+            "decimal_floating_point_literal",
+            "hex_floating_point_literal",
+        ],
+        comments: &["line_comment", "block_comment"],
+        calls: &["method_invocation", "object_creation_expression"],
+        imports: &["import_declaration"],
+    },
+    LangSpec {
+        name: "c",
+        extensions: &["c", "h"],
+        grammar: || tree_sitter_c::LANGUAGE.into(),
+        functions: &["function_definition"],
+        classes: &["struct_specifier", "enum_specifier", "union_specifier"],
+        blocks: &["compound_statement"],
+        identifiers: &[
+            "identifier",
+            "field_identifier",
+            "type_identifier",
+            "statement_identifier",
+        ],
+        strings: &[
+            "string_literal",
+            "char_literal",
+            "concatenated_string",
+            "system_lib_string",
+        ],
+        numbers: &["number_literal"],
+        comments: C_COMMENT,
+        calls: &["call_expression"],
+        imports: &["preproc_include"],
+    },
+    LangSpec {
+        name: "cpp",
+        extensions: &["cc", "cpp", "cxx", "hpp", "hh", "hxx"],
+        grammar: || tree_sitter_cpp::LANGUAGE.into(),
+        functions: &["function_definition"],
+        classes: &[
+            "class_specifier",
+            "struct_specifier",
+            "enum_specifier",
+            "union_specifier",
+        ],
+        blocks: &["compound_statement"],
+        identifiers: &[
+            "identifier",
+            "field_identifier",
+            "type_identifier",
+            "namespace_identifier",
+            "statement_identifier",
+        ],
+        strings: &[
+            "string_literal",
+            "raw_string_literal",
+            "char_literal",
+            "concatenated_string",
+            "system_lib_string",
+        ],
+        numbers: &["number_literal"],
+        comments: C_COMMENT,
+        calls: &["call_expression", "new_expression"],
+        imports: &["preproc_include", "using_declaration"],
+    },
+    LangSpec {
+        name: "csharp",
+        extensions: &["cs"],
+        grammar: || tree_sitter_c_sharp::LANGUAGE.into(),
+        functions: &[
+            "method_declaration",
+            "constructor_declaration",
+            "destructor_declaration",
+            "operator_declaration",
+            "local_function_statement",
+        ],
+        classes: &[
+            "class_declaration",
+            "interface_declaration",
+            "struct_declaration",
+            "enum_declaration",
+            "record_declaration",
+        ],
+        blocks: &["block"],
+        identifiers: &["identifier"],
+        strings: &[
+            "string_literal",
+            "verbatim_string_literal",
+            "raw_string_literal",
+            "interpolated_string_expression",
+            "character_literal",
+        ],
+        numbers: &["integer_literal", "real_literal"],
+        comments: C_COMMENT,
+        calls: &["invocation_expression", "object_creation_expression"],
+        imports: &["using_directive"],
+    },
+    LangSpec {
+        name: "ruby",
+        extensions: &["rb"],
+        grammar: || tree_sitter_ruby::LANGUAGE.into(),
+        functions: &["method", "singleton_method"],
+        classes: &["class", "module"],
+        blocks: &["body_statement", "block_body"],
+        identifiers: &[
+            "identifier",
+            "constant",
+            "instance_variable",
+            "class_variable",
+            "global_variable",
+        ],
+        strings: &["string", "simple_symbol", "character", "regex"],
+        numbers: &["integer", "float"],
+        comments: C_COMMENT,
+        calls: &["call"],
+        imports: &[],
+    },
+    LangSpec {
+        name: "php",
+        extensions: &["php"],
+        grammar: || tree_sitter_php::LANGUAGE_PHP.into(),
+        functions: &[
+            "function_definition",
+            "method_declaration",
+            "anonymous_function",
+            "arrow_function",
+        ],
+        classes: &[
+            "class_declaration",
+            "interface_declaration",
+            "trait_declaration",
+            "enum_declaration",
+        ],
+        blocks: &["compound_statement"],
+        identifiers: &["name"],
+        strings: &["string", "encapsed_string", "heredoc", "nowdoc"],
+        numbers: &["integer", "float"],
+        comments: C_COMMENT,
+        calls: &[
+            "function_call_expression",
+            "member_call_expression",
+            "scoped_call_expression",
+        ],
+        imports: &["namespace_use_declaration"],
+    },
+    LangSpec {
+        name: "bash",
+        extensions: &["sh", "bash"],
+        grammar: || tree_sitter_bash::LANGUAGE.into(),
+        functions: &["function_definition"],
+        classes: &[],
+        blocks: &["compound_statement", "do_group"],
+        identifiers: &["variable_name"],
+        strings: &["string", "raw_string", "ansi_c_string"],
+        numbers: &["number"],
+        comments: C_COMMENT,
+        calls: &["command"],
+        imports: &[],
+    },
+    LangSpec {
+        name: "kotlin",
+        extensions: &["kt", "kts"],
+        grammar: || tree_sitter_kotlin_ng::LANGUAGE.into(),
+        functions: &[
+            "function_declaration",
+            "secondary_constructor",
+            "anonymous_function",
+        ],
+        classes: &["class_declaration", "object_declaration"],
+        blocks: &["block"],
+        identifiers: &["identifier"],
+        strings: &[
+            "string_literal",
+            "multiline_string_literal",
+            "character_literal",
+        ],
+        numbers: &["number_literal", "float_literal"],
+        comments: &["line_comment", "block_comment"],
+        calls: &["call_expression"],
+        imports: &["import"],
+    },
+    LangSpec {
+        name: "swift",
+        extensions: &["swift"],
+        grammar: || tree_sitter_swift::LANGUAGE.into(),
+        functions: &[
+            "function_declaration",
+            "init_declaration",
+            "deinit_declaration",
+        ],
+        classes: &["class_declaration", "protocol_declaration"],
+        blocks: &["statements"],
+        identifiers: &["simple_identifier", "type_identifier"],
+        strings: &[
+            "line_string_literal",
+            "multi_line_string_literal",
+            "raw_string_literal",
+        ],
+        numbers: &[
+            "integer_literal",
+            "real_literal",
+            "hex_literal",
+            "oct_literal",
+            "bin_literal",
+        ],
+        comments: &["comment", "multiline_comment"],
+        calls: &["call_expression"],
+        imports: &["import_declaration"],
+    },
+    LangSpec {
+        name: "scala",
+        extensions: &["scala", "sc"],
+        grammar: || tree_sitter_scala::LANGUAGE.into(),
+        functions: &["function_definition"],
+        classes: &[
+            "class_definition",
+            "object_definition",
+            "trait_definition",
+            "enum_definition",
+        ],
+        blocks: &["block", "indented_block"],
+        identifiers: &["identifier", "type_identifier"],
+        strings: &[
+            "string",
+            "interpolated_string_expression",
+            "character_literal",
+        ],
+        numbers: &["integer_literal", "floating_point_literal"],
+        comments: &["comment", "block_comment"],
+        calls: &["call_expression"],
+        imports: &["import_declaration"],
+    },
+    LangSpec {
+        name: "lua",
+        extensions: &["lua"],
+        grammar: || tree_sitter_lua::LANGUAGE.into(),
+        functions: &["function_declaration", "function_definition"],
+        classes: &[],
+        blocks: &["block"],
+        identifiers: &["identifier"],
+        strings: &["string"],
+        numbers: &["number"],
+        comments: C_COMMENT,
+        calls: &["function_call"],
+        imports: &[],
+    },
+    LangSpec {
+        name: "haskell",
+        extensions: &["hs"],
+        grammar: || tree_sitter_haskell::LANGUAGE.into(),
+        functions: &["function"],
+        classes: &["data_type", "newtype", "class", "instance"],
+        blocks: &[],
+        identifiers: &["variable", "constructor", "name"],
+        strings: &["string", "char"],
+        numbers: &["integer", "float"],
+        comments: C_COMMENT,
+        calls: &["apply"],
+        imports: &["import"],
+    },
+    LangSpec {
+        name: "elixir",
+        extensions: &["ex", "exs"],
+        grammar: || tree_sitter_elixir::LANGUAGE.into(),
+        functions: &["anonymous_function"],
+        classes: &[],
+        blocks: &["do_block"],
+        identifiers: &["identifier", "alias"],
+        strings: &["string", "charlist", "char", "atom"],
+        numbers: &["integer", "float"],
+        comments: C_COMMENT,
+        calls: &["call"],
+        imports: &[],
+    },
+    LangSpec {
+        name: "ocaml",
+        extensions: &["ml"],
+        grammar: || tree_sitter_ocaml::LANGUAGE_OCAML.into(),
+        functions: &["let_binding"],
+        classes: &["module_definition", "class_definition", "type_definition"],
+        blocks: &[],
+        identifiers: &[
+            "value_name",
+            "module_name",
+            "type_constructor",
+            "field_name",
+            "constructor_name",
+        ],
+        strings: &["string", "character", "quoted_string"],
+        numbers: &["number", "signed_number"],
+        comments: C_COMMENT,
+        calls: &["application_expression"],
+        imports: &["open_module"],
+    },
+    LangSpec {
+        name: "zig",
+        extensions: &["zig"],
+        grammar: || tree_sitter_zig::LANGUAGE.into(),
+        functions: &["function_declaration"],
+        classes: &[
+            "struct_declaration",
+            "enum_declaration",
+            "union_declaration",
+        ],
+        blocks: &["block"],
+        identifiers: &["identifier", "builtin_identifier"],
+        strings: &["string", "multiline_string", "character"],
+        numbers: &["integer", "float"],
+        comments: C_COMMENT,
+        calls: &["call_expression"],
+        imports: &[],
+    },
+    LangSpec {
+        name: "dart",
+        extensions: &["dart"],
+        grammar: || tree_sitter_dart::LANGUAGE.into(),
+        functions: &[
+            "function_declaration",
+            "method_declaration",
+            "local_function_declaration",
+        ],
+        classes: &[
+            "class_declaration",
+            "enum_declaration",
+            "mixin_declaration",
+            "extension_declaration",
+        ],
+        blocks: &["block"],
+        identifiers: &["identifier", "type_identifier"],
+        strings: &["string_literal"],
+        numbers: &[
+            "decimal_integer_literal",
+            "decimal_floating_point_literal",
+            "hex_integer_literal",
+        ],
+        comments: &["comment", "documentation_comment"],
+        calls: &["call_expression"],
+        imports: &["import_or_export"],
+    },
+];
+
+const JS_FUNCTIONS: &[&str] = &[
+    "function_declaration",
+    "function_expression",
+    "arrow_function",
+    "method_definition",
+    "generator_function_declaration",
+    "generator_function",
+];
+const TS_FUNCTIONS: &[&str] = JS_FUNCTIONS;
+const TS_CLASSES: &[&str] = &[
+    "class_declaration",
+    "class",
+    "abstract_class_declaration",
+    "interface_declaration",
+    "enum_declaration",
+];
+const JS_IDENTIFIERS: &[&str] = &[
+    "identifier",
+    "property_identifier",
+    "shorthand_property_identifier",
+    "shorthand_property_identifier_pattern",
+    "private_property_identifier",
+    "statement_identifier",
+];
+const TS_IDENTIFIERS: &[&str] = &[
+    "identifier",
+    "property_identifier",
+    "shorthand_property_identifier",
+    "shorthand_property_identifier_pattern",
+    "private_property_identifier",
+    "statement_identifier",
+    "type_identifier",
+];
+const JS_STRINGS: &[&str] = &["string", "template_string", "regex"];
+const JS_CALLS: &[&str] = &["call_expression", "new_expression"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_name_of_the_table_exists_in_its_grammar() {
+        for lang in all() {
+            assert!(
+                lang.unknown_kinds.is_empty(),
+                "{}: unknown kinds {:?}",
+                lang.name(),
+                lang.unknown_kinds
+            );
+        }
+    }
+
+    #[test]
+    fn extensions_are_unique_and_found_case_insensitively() {
+        let mut seen = std::collections::HashSet::new();
+        for spec in TABLE {
+            for ext in spec.extensions {
+                assert!(seen.insert(*ext), "extension {ext} listed twice");
+            }
+        }
+        assert_eq!(for_path("src/Main.RS").map(Lang::name), Some("rust"));
+        assert_eq!(for_path("a/b.tsx").map(Lang::name), Some("tsx"));
+        assert!(for_path("README").is_none());
+        assert!(for_path("x.unknown").is_none());
+    }
+}

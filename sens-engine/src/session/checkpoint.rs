@@ -1,0 +1,609 @@
+//! Snapshots of the working directory as git trees, and checkpoints as commits
+//! under private refs (`refs/sens/*`). Nothing here touches HEAD, the git index
+//! file, the working tree or any branch: trees are built in an in-memory index,
+//! and only objects and `refs/sens/*` are written.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use git2::{
+    Index, IndexEntry, IndexTime, Oid, Repository, Signature, Status, StatusOptions, StatusShow,
+};
+
+use crate::judge::FileChange;
+
+/// The engine's own folder; never part of a snapshot (it holds engine state,
+/// not the agent's work).
+const ENGINE_DIR: &str = ".sens/";
+const CHECKPOINT_PREFIX: &str = "refs/sens/checkpoints/";
+/// Points at the approved checkpoint.
+pub const APPROVED_REF: &str = "refs/sens/approved";
+/// A chain of commits holding every tree the ledger names, so that the trees a
+/// replay needs stay reachable (git gc keeps them).
+pub const TREES_REF: &str = "refs/sens/trees";
+
+/// A project state recorded as a commit under `refs/sens/checkpoints/<number>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub number: u64,
+    pub commit: Oid,
+    pub tree: Oid,
+}
+
+/// The cached blob id of a working-tree file, valid while its stat is unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+    inode: u64,
+    mode: u32,
+}
+
+pub struct Checkpoints {
+    repo: Repository,
+    root: PathBuf,
+    /// The repository's index file, and the engine's private copy of it.
+    real_index: PathBuf,
+    private_index: PathBuf,
+    /// The real index's stat when it was last copied.
+    copied_from: Option<Stamp>,
+    blobs: HashMap<String, (Stamp, Oid)>,
+    next_number: u64,
+    last_checkpoint: Option<Oid>,
+    last_kept: Option<(Oid, Oid)>,
+}
+
+impl Checkpoints {
+    /// Opens the repository whose working directory is `root`.
+    pub fn open(root: &Path) -> anyhow::Result<Self> {
+        let repo = Repository::discover(root).with_context(|| {
+            format!(
+                "{} is not in a git repository: run `git init` there first",
+                root.display()
+            )
+        })?;
+        let workdir = repo
+            .workdir()
+            .with_context(|| format!("{} is a bare repository: it has no files", root.display()))?;
+        let same = workdir.canonicalize().ok() == root.canonicalize().ok();
+        if !same {
+            bail!(
+                "{} is inside the git repository at {}: give the repository's top folder as the project root",
+                root.display(),
+                workdir.display()
+            );
+        }
+        // Every object a snapshot tree names is one this repository lists in its
+        // index or that the snapshot has just stored, so libgit2's check that each
+        // exists (one object lookup per file, ~250 ms on 10,000 files) is skipped.
+        // The option is process-wide; it only drops that check.
+        git2::opts::strict_object_creation(false);
+        let (next_number, last_checkpoint) = latest_checkpoint(&repo)?;
+        let last_kept = match repo.find_reference(TREES_REF) {
+            Ok(reference) => {
+                let commit = reference.peel_to_commit().with_context(|| {
+                    format!("{TREES_REF} does not point at a commit: delete it with `git update-ref -d {TREES_REF}`")
+                })?;
+                Some((commit.tree_id(), commit.id()))
+            }
+            Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+            Err(e) => return Err(e).with_context(|| format!("reading {TREES_REF}")),
+        };
+        let git_dir = repo.path().to_path_buf();
+        Ok(Self {
+            repo,
+            root: root.to_path_buf(),
+            real_index: git_dir.join("index"),
+            private_index: git_dir.join("sens").join("index"),
+            copied_from: None,
+            blobs: HashMap::new(),
+            next_number,
+            last_checkpoint,
+            last_kept,
+        })
+    }
+
+    /// The tree of the working directory as it stands: tracked files as they are
+    /// on disk, plus untracked files git does not ignore; `.sens/` left out.
+    /// Unchanged tracked files reuse the index's blob ids; changed and untracked
+    /// files are hashed once per (size, mtime, ctime, inode).
+    pub fn snapshot(&mut self) -> anyhow::Result<Oid> {
+        self.sync_private_index()?;
+        let mut options = StatusOptions::new();
+        options
+            .show(StatusShow::Workdir)
+            .update_index(true)
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_ignored(false)
+            .exclude_submodules(true);
+        let statuses = self
+            .repo
+            .statuses(Some(&mut options))
+            .context("reading the working directory's git status")?;
+        let mut on_disk: HashSet<String> = HashSet::new();
+        let mut gone: HashSet<String> = HashSet::new();
+        for entry in statuses.iter() {
+            let Ok(path) = std::str::from_utf8(entry.path_bytes()) else {
+                bail!(
+                    "a file name in {} is not UTF-8 ({}): rename it",
+                    self.root.display(),
+                    String::from_utf8_lossy(entry.path_bytes())
+                );
+            };
+            let status = entry.status();
+            if status.contains(Status::WT_DELETED) {
+                gone.insert(path.to_string());
+            } else if status.intersects(
+                Status::WT_NEW | Status::WT_MODIFIED | Status::WT_TYPECHANGE | Status::CONFLICTED,
+            ) && !path.ends_with('/')
+            {
+                // A trailing slash is an untracked nested repository: not ours to copy.
+                on_disk.insert(path.to_string());
+            }
+        }
+        drop(statuses);
+
+        let mut tree_index = Index::new().context("creating an in-memory git index")?;
+        let repo_index = self.repo.index().context("reading the git index")?;
+        for entry in repo_index.iter() {
+            let path = String::from_utf8_lossy(&entry.path).into_owned();
+            let stage = (entry.flags >> 12) & 0x3;
+            let skip = stage != 0
+                || path.starts_with(ENGINE_DIR)
+                || gone.contains(&path)
+                || on_disk.contains(&path);
+            if !skip {
+                tree_index.add(&tree_entry(&path, entry.mode, entry.id))?;
+            }
+        }
+        for path in on_disk.iter().filter(|p| !p.starts_with(ENGINE_DIR)) {
+            if let Some((mode, id)) = self.hash_file(path)? {
+                tree_index.add(&tree_entry(path, mode, id))?;
+            }
+        }
+        tree_index
+            .write_tree_to(&self.repo)
+            .context("writing the snapshot tree into the git object database")
+    }
+
+    /// Points the repository object at a private copy of the git index, fresh
+    /// whenever the real one changed. Status then refreshes the copy's stat
+    /// cache (`update_index`), so later snapshots stat files instead of hashing
+    /// them (a freshly written index marks every file "racily clean", which
+    /// costs a hash per file on every status), and the real index is never
+    /// written.
+    fn sync_private_index(&mut self) -> anyhow::Result<()> {
+        let real = match std::fs::metadata(&self.real_index) {
+            Ok(m) => Some(stamp(&m, 0)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(e).with_context(|| format!("reading {}", self.real_index.display()));
+            }
+        };
+        if self.copied_from.is_some() && self.copied_from == real {
+            return Ok(());
+        }
+        if let Some(dir) = self.private_index.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        match real {
+            Some(_) => {
+                std::fs::copy(&self.real_index, &self.private_index).with_context(|| {
+                    format!(
+                        "copying {} to {}",
+                        self.real_index.display(),
+                        self.private_index.display()
+                    )
+                })?;
+            }
+            None => match std::fs::remove_file(&self.private_index) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e)
+                        .with_context(|| format!("removing {}", self.private_index.display()));
+                }
+            },
+        }
+        let mut index = Index::open(&self.private_index)
+            .with_context(|| format!("opening {}", self.private_index.display()))?;
+        self.repo
+            .set_index(&mut index)
+            .context("pointing the repository at the private index")?;
+        self.copied_from = real;
+        Ok(())
+    }
+
+    /// The file's mode and blob id, or `None` when it vanished or is not a file.
+    fn hash_file(&mut self, path: &str) -> anyhow::Result<Option<(u32, Oid)>> {
+        let absolute = self.root.join(path);
+        let metadata = match std::fs::symlink_metadata(&absolute) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", absolute.display())),
+        };
+        let mode = if metadata.file_type().is_symlink() {
+            0o120000
+        } else if metadata.is_file() {
+            if std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o111 != 0 {
+                0o100755
+            } else {
+                0o100644
+            }
+        } else {
+            return Ok(None);
+        };
+        let stamp = stamp(&metadata, mode);
+        if let Some((cached, id)) = self.blobs.get(path)
+            && *cached == stamp
+        {
+            return Ok(Some((mode, *id)));
+        }
+        let id = if mode == 0o120000 {
+            let target = std::fs::read_link(&absolute)
+                .with_context(|| format!("reading the link {}", absolute.display()))?;
+            self.repo
+                .blob(target.as_os_str().as_encoded_bytes())
+                .with_context(|| format!("storing the link {}", absolute.display()))?
+        } else {
+            self.repo
+                .blob_path(&absolute)
+                .with_context(|| format!("storing {} as a git blob", absolute.display()))?
+        };
+        self.blobs.insert(path.to_string(), (stamp, id));
+        Ok(Some((mode, id)))
+    }
+
+    /// Records `tree` as checkpoint N (the next free number) under
+    /// `refs/sens/checkpoints/N`, its parent the previous checkpoint.
+    pub fn checkpoint(&mut self, tree: Oid) -> anyhow::Result<Checkpoint> {
+        let number = self.next_number;
+        let message = format!("sens checkpoint {number}");
+        let commit = self.commit_tree(tree, self.last_checkpoint, &message)?;
+        let name = format!("{CHECKPOINT_PREFIX}{number}");
+        self.repo
+            .reference(&name, commit, false, &message)
+            .with_context(|| format!("creating {name}"))?;
+        self.next_number += 1;
+        self.last_checkpoint = Some(commit);
+        Ok(Checkpoint {
+            number,
+            commit,
+            tree,
+        })
+    }
+
+    /// Points `refs/sens/approved` at `checkpoint`.
+    pub fn mark_approved(&self, checkpoint: &Checkpoint) -> anyhow::Result<()> {
+        let message = format!("sens approved checkpoint {}", checkpoint.number);
+        self.repo
+            .reference(APPROVED_REF, checkpoint.commit, true, &message)
+            .with_context(|| format!("moving {APPROVED_REF}"))?;
+        Ok(())
+    }
+
+    /// Keeps `tree` reachable from `refs/sens/trees` (one commit per new tree).
+    pub fn keep(&mut self, tree: Oid) -> anyhow::Result<()> {
+        if self.last_kept.is_some_and(|(kept, _)| kept == tree) {
+            return Ok(());
+        }
+        let parent = self.last_kept.map(|(_, commit)| commit);
+        let commit = self.commit_tree(tree, parent, "sens ledger tree")?;
+        self.repo
+            .reference(TREES_REF, commit, true, "sens ledger tree")
+            .with_context(|| format!("moving {TREES_REF}"))?;
+        self.last_kept = Some((tree, commit));
+        Ok(())
+    }
+
+    fn commit_tree(&self, tree: Oid, parent: Option<Oid>, message: &str) -> anyhow::Result<Oid> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .context("finding a snapshot tree")?;
+        let parent = parent
+            .map(|id| self.repo.find_commit(id))
+            .transpose()
+            .context("finding the previous sens commit")?;
+        let signature = Signature::now("sens", "sens@localhost").context("making a signature")?;
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        self.repo
+            .commit(None, &signature, &signature, message, &tree, &parents)
+            .context("writing a sens commit")
+    }
+
+    /// Paths whose content differs between two trees.
+    pub fn changed_paths(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<String>> {
+        Ok(self
+            .deltas(from, to)?
+            .into_iter()
+            .map(|(path, _, _)| path)
+            .collect())
+    }
+
+    /// The text files changed between two trees, with their contents on each
+    /// side. Files that are not UTF-8 text are left out: the rules read code.
+    pub fn changes(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<FileChange>> {
+        let mut changes = Vec::new();
+        for (path, before, after) in self.deltas(from, to)? {
+            let (Some(before), Some(after)) = (self.text(before)?, self.text(after)?) else {
+                continue;
+            };
+            changes.push(FileChange {
+                path,
+                before,
+                after,
+            });
+        }
+        Ok(changes)
+    }
+
+    /// `Some(None)` for an absent side, `Some(Some(text))` for text, `None` for
+    /// binary content.
+    fn text(&self, id: Option<Oid>) -> anyhow::Result<Option<Option<String>>> {
+        let Some(id) = id else {
+            return Ok(Some(None));
+        };
+        let blob = self
+            .repo
+            .find_blob(id)
+            .context("reading a changed file's blob")?;
+        Ok(String::from_utf8(blob.content().to_vec()).ok().map(Some))
+    }
+
+    /// Each file that differs, with its blob on each side.
+    fn deltas(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<Delta>> {
+        let old = self
+            .repo
+            .find_tree(from)
+            .context("finding the earlier tree")?;
+        let new = self.repo.find_tree(to).context("finding the later tree")?;
+        let diff = self
+            .repo
+            .diff_tree_to_tree(Some(&old), Some(&new), None)
+            .context("comparing two snapshot trees")?;
+        let present = |file: git2::DiffFile<'_>| {
+            let blob = file.mode() != git2::FileMode::Commit && !file.id().is_zero();
+            blob.then(|| file.id())
+        };
+        let mut out = Vec::new();
+        for delta in diff.deltas() {
+            let file = delta.new_file().path().or_else(|| delta.old_file().path());
+            let Some(path) = file.and_then(Path::to_str) else {
+                continue;
+            };
+            out.push((
+                path.to_string(),
+                present(delta.old_file()),
+                present(delta.new_file()),
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// (path, blob before, blob after); `None` when the file is absent on that side.
+type Delta = (String, Option<Oid>, Option<Oid>);
+
+fn tree_entry(path: &str, mode: u32, id: Oid) -> IndexEntry {
+    IndexEntry {
+        ctime: IndexTime::new(0, 0),
+        mtime: IndexTime::new(0, 0),
+        dev: 0,
+        ino: 0,
+        mode,
+        uid: 0,
+        gid: 0,
+        file_size: 0,
+        id,
+        flags: 0,
+        flags_extended: 0,
+        path: path.as_bytes().to_vec(),
+    }
+}
+
+fn stamp(metadata: &std::fs::Metadata, mode: u32) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    let nanos = |secs: i64, ns: i64| i128::from(secs) * 1_000_000_000 + i128::from(ns);
+    Stamp {
+        size: metadata.len(),
+        mtime_ns: nanos(metadata.mtime(), metadata.mtime_nsec()),
+        ctime_ns: nanos(metadata.ctime(), metadata.ctime_nsec()),
+        inode: metadata.ino(),
+        mode,
+    }
+}
+
+/// The next free checkpoint number and the newest checkpoint commit, so that a
+/// new session in the same repository continues the numbering.
+fn latest_checkpoint(repo: &Repository) -> anyhow::Result<(u64, Option<Oid>)> {
+    let mut best: Option<(u64, Oid)> = None;
+    let references = repo
+        .references_glob(&format!("{CHECKPOINT_PREFIX}*"))
+        .context("listing sens checkpoints")?;
+    for reference in references {
+        let reference = reference.context("reading a sens checkpoint ref")?;
+        let Ok(name) = reference.name() else {
+            continue;
+        };
+        let Ok(number) = name[CHECKPOINT_PREFIX.len()..].parse::<u64>() else {
+            continue;
+        };
+        let Some(target) = reference.target() else {
+            continue;
+        };
+        if best.is_none_or(|(n, _)| number > n) {
+            best = Some((number, target));
+        }
+    }
+    Ok(match best {
+        Some((n, id)) => (n + 1, Some(id)),
+        None => (1, None),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(root: &Path, args: &[&str]) -> anyhow::Result<()> {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(root)
+            .status()
+            .context("running git")?;
+        anyhow::ensure!(status.success(), "git {args:?} failed");
+        Ok(())
+    }
+
+    fn repo_with_files() -> anyhow::Result<tempfile::TempDir> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path();
+        std::fs::write(root.join("kept.txt"), "kept\n")?;
+        std::fs::write(root.join("edited.txt"), "old\n")?;
+        std::fs::write(root.join("deleted.txt"), "bye\n")?;
+        std::fs::write(root.join(".gitignore"), "*.log\n")?;
+        git(root, &["init", "-q"])?;
+        git(root, &["add", "-A"])?;
+        git(root, &["commit", "-qm", "base"])?;
+        Ok(dir)
+    }
+
+    fn blob_text(checkpoints: &Checkpoints, tree: Oid, path: &str) -> Option<String> {
+        let tree = checkpoints.repo.find_tree(tree).ok()?;
+        let entry = tree.get_path(Path::new(path)).ok()?;
+        let blob = checkpoints.repo.find_blob(entry.id()).ok()?;
+        Some(String::from_utf8_lossy(blob.content()).into_owned())
+    }
+
+    #[test]
+    fn snapshot_is_the_working_directory_as_it_stands() -> anyhow::Result<()> {
+        let dir = repo_with_files()?;
+        let root = dir.path();
+        let mut checkpoints = Checkpoints::open(root)?;
+        let base = checkpoints.snapshot()?;
+        std::fs::write(root.join("edited.txt"), "new\n")?;
+        std::fs::remove_file(root.join("deleted.txt"))?;
+        std::fs::write(root.join("untracked.txt"), "fresh\n")?;
+        std::fs::write(root.join("build.log"), "ignored\n")?;
+        std::fs::create_dir_all(root.join(".sens"))?;
+        std::fs::write(root.join(".sens/state"), "engine\n")?;
+        std::fs::write(root.join("run.sh"), "#!/bin/sh\n")?;
+        std::fs::set_permissions(
+            root.join("run.sh"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )?;
+        std::os::unix::fs::symlink("kept.txt", root.join("link"))?;
+        let index_before = std::fs::read(root.join(".git/index"))?;
+
+        let now = checkpoints.snapshot()?;
+        assert_eq!(
+            blob_text(&checkpoints, now, "kept.txt").as_deref(),
+            Some("kept\n")
+        );
+        assert_eq!(
+            blob_text(&checkpoints, now, "edited.txt").as_deref(),
+            Some("new\n")
+        );
+        assert_eq!(
+            blob_text(&checkpoints, now, "untracked.txt").as_deref(),
+            Some("fresh\n")
+        );
+        assert_eq!(
+            blob_text(&checkpoints, now, "link").as_deref(),
+            Some("kept.txt")
+        );
+        assert_eq!(blob_text(&checkpoints, now, "deleted.txt"), None);
+        assert_eq!(blob_text(&checkpoints, now, "build.log"), None);
+        assert_eq!(blob_text(&checkpoints, now, ".sens/state"), None);
+        let tree = checkpoints.repo.find_tree(now)?;
+        assert_eq!(tree.get_path(Path::new("run.sh"))?.filemode(), 0o100755);
+        assert_eq!(tree.get_path(Path::new("link"))?.filemode(), 0o120000);
+        assert_eq!(std::fs::read(root.join(".git/index"))?, index_before);
+
+        let mut changed = checkpoints.changed_paths(base, now)?;
+        changed.sort();
+        assert_eq!(
+            changed,
+            [
+                "deleted.txt",
+                "edited.txt",
+                "link",
+                "run.sh",
+                "untracked.txt"
+            ]
+        );
+        let changes = checkpoints.changes(base, now)?;
+        let edited = changes.iter().find(|c| c.path == "edited.txt");
+        assert_eq!(edited.and_then(|c| c.before.as_deref()), Some("old\n"));
+        assert_eq!(edited.and_then(|c| c.after.as_deref()), Some("new\n"));
+        let deleted = changes.iter().find(|c| c.path == "deleted.txt");
+        assert_eq!(deleted.map(|c| c.after.is_none()), Some(true));
+        Ok(())
+    }
+
+    #[test]
+    fn snapshot_follows_the_real_index_and_repeats_when_nothing_changed() -> anyhow::Result<()> {
+        let dir = repo_with_files()?;
+        let root = dir.path();
+        let mut checkpoints = Checkpoints::open(root)?;
+        let first = checkpoints.snapshot()?;
+        assert_eq!(checkpoints.snapshot()?, first);
+        // A file git now tracks although .gitignore names it stays in the snapshot.
+        std::fs::write(root.join("forced.log"), "tracked anyway\n")?;
+        git(root, &["add", "-f", "forced.log"])?;
+        let forced = checkpoints.snapshot()?;
+        assert_eq!(
+            blob_text(&checkpoints, forced, "forced.log").as_deref(),
+            Some("tracked anyway\n")
+        );
+        // Rewriting a file with the same size within the same second is seen.
+        std::fs::write(root.join("kept.txt"), "KEPT\n")?;
+        let rewritten = checkpoints.snapshot()?;
+        assert_eq!(
+            blob_text(&checkpoints, rewritten, "kept.txt").as_deref(),
+            Some("KEPT\n")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn checkpoints_number_on_across_sessions_under_private_refs() -> anyhow::Result<()> {
+        let dir = repo_with_files()?;
+        let root = dir.path();
+        let head_before = std::fs::read(root.join(".git/HEAD"))?;
+        let mut checkpoints = Checkpoints::open(root)?;
+        let tree = checkpoints.snapshot()?;
+        let first = checkpoints.checkpoint(tree)?;
+        let second = checkpoints.checkpoint(tree)?;
+        assert_eq!((first.number, second.number), (1, 2));
+        checkpoints.mark_approved(&second)?;
+        let mut reopened = Checkpoints::open(root)?;
+        let third = reopened.checkpoint(tree)?;
+        assert_eq!(third.number, 3);
+        let commit = reopened.repo.find_commit(third.commit)?;
+        assert_eq!(commit.parent_id(0)?, second.commit);
+        let approved = reopened.repo.find_reference(APPROVED_REF)?.target();
+        assert_eq!(approved, Some(second.commit));
+        assert_eq!(std::fs::read(root.join(".git/HEAD"))?, head_before);
+        Ok(())
+    }
+
+    #[test]
+    fn a_folder_inside_a_repository_is_refused() -> anyhow::Result<()> {
+        let dir = repo_with_files()?;
+        std::fs::create_dir_all(dir.path().join("sub"))?;
+        let error = Checkpoints::open(&dir.path().join("sub"))
+            .err()
+            .map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.contains("top folder")));
+        let plain = tempfile::tempdir()?;
+        assert!(Checkpoints::open(plain.path()).is_err());
+        Ok(())
+    }
+}

@@ -1,0 +1,217 @@
+//! The hook ledger (SPEC 3.6): one JSON line per engine callback, written and
+//! flushed before the answer goes back, holding what a replay needs: the full
+//! hook input, the tree the engine judged, the approved tree, the verdict and
+//! the findings.
+//!
+//! Verdicts:
+//! - `allow`: PreToolUse without objection (the answer carries no permission
+//!   decision, so the CLI's own permission mode still applies);
+//! - `deny`: PreToolUse denied (a copy, a protected path, or a failing audit
+//!   before `git commit`/`git push`);
+//! - `context`: UserPromptSubmit or PostToolUse answered with `additionalContext`
+//!   (suggestions, or new pending findings);
+//! - `quiet`: UserPromptSubmit or PostToolUse with nothing to say;
+//! - `pass`: Stop/SubagentStop audit passed; the approved point moved;
+//! - `block`: Stop/SubagentStop audit failed; the agent continues;
+//! - `paused`: the audit failed for the last allowed round; the agent may stop
+//!   and the turn awaits a human decision (nothing approved);
+//! - `error`: the engine failed; `error` says how and `output` what was answered
+//!   (a deny for PreToolUse, a block or pause for Stop, nothing otherwise);
+//! - `approved`: a human approved the current state (`approve_by_human`).
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::finding::{Finding, Suggestion};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Allow,
+    Deny,
+    Context,
+    Quiet,
+    Pass,
+    Block,
+    Paused,
+    Error,
+    Approved,
+}
+
+/// One ledger line. Field names are read by the harness and the regression gate.
+#[derive(Debug, Serialize)]
+pub struct Entry<'a> {
+    pub seq: u64,
+    pub event: &'a str,
+    pub tool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<&'a str>,
+    pub input_digest: String,
+    /// The project state the engine judged (hex tree id): for PreToolUse the
+    /// state of the last rescan (the tool has not run; a Write is judged as this
+    /// tree plus the input's content), except a `git commit`/`git push` audit; for
+    /// every other event a snapshot taken when the callback arrived. A
+    /// PostToolUse rescan covers the change from the previous rescan's tree (the
+    /// latest earlier UserPromptSubmit or PostToolUse line) to this one.
+    pub tree_before: Option<String>,
+    /// The approved point's tree when the callback arrived.
+    pub approved_tree: Option<String>,
+    pub verdict: Verdict,
+    pub findings: &'a [Finding],
+    #[serde(skip_serializing_if = "<[Suggestion]>::is_empty")]
+    pub suggestions: &'a [Suggestion],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'a str>,
+    pub latency_us: u64,
+    /// What the engine answered.
+    pub output: &'a Value,
+    pub input: &'a Value,
+}
+
+pub struct Ledger {
+    path: PathBuf,
+    file: File,
+    next_seq: u64,
+}
+
+impl Ledger {
+    /// Opens `path` for appending; a ledger that already has lines continues
+    /// their numbering (a resumed session).
+    pub fn open(path: &Path) -> anyhow::Result<Self> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating the ledger's folder {}", parent.display()))?;
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(path)
+            .with_context(|| format!("opening the hook ledger {}", path.display()))?;
+        let mut lines = 0;
+        for line in BufReader::new(&file).lines() {
+            line.with_context(|| format!("reading the hook ledger {}", path.display()))?;
+            lines += 1;
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            next_seq: lines + 1,
+        })
+    }
+
+    /// The sequence number the next entry gets.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Appends `entry` as one line (one write) and flushes it to the file.
+    pub fn append(&mut self, entry: &Entry<'_>) -> anyhow::Result<()> {
+        let mut line = serde_json::to_string(entry).context("encoding a ledger line")?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .with_context(|| format!("writing the hook ledger {}", self.path.display()))?;
+        self.next_seq += 1;
+        Ok(())
+    }
+}
+
+/// sha256 (hex) of the canonical JSON of `value`: object keys sorted, no
+/// whitespace, so equal inputs get equal digests whatever their key order.
+pub fn digest(value: &Value) -> String {
+    let mut text = String::new();
+    canonical(value, &mut text);
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn digest_ignores_key_order_but_not_values() {
+        let a = json!({"b": 1, "a": {"y": [1, 2], "x": "s"}});
+        let b = json!({"a": {"x": "s", "y": [1, 2]}, "b": 1});
+        let c = json!({"a": {"x": "s", "y": [2, 1]}, "b": 1});
+        assert_eq!(digest(&a), digest(&b));
+        assert_ne!(digest(&a), digest(&c));
+        assert_eq!(digest(&a).len(), 64);
+    }
+
+    #[test]
+    fn numbering_continues_across_opens() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("sub/hooks.jsonl");
+        let write = |ledger: &mut Ledger| {
+            let input = json!({"hook_event_name": "Stop"});
+            ledger.append(&Entry {
+                seq: ledger.next_seq(),
+                event: "Stop",
+                tool: None,
+                agent_id: None,
+                input_digest: digest(&input),
+                tree_before: None,
+                approved_tree: None,
+                verdict: Verdict::Pass,
+                findings: &[],
+                suggestions: &[],
+                error: None,
+                latency_us: 1,
+                output: &json!({}),
+                input: &input,
+            })
+        };
+        let mut ledger = Ledger::open(&path)?;
+        write(&mut ledger)?;
+        write(&mut ledger)?;
+        let mut reopened = Ledger::open(&path)?;
+        assert_eq!(reopened.next_seq(), 3);
+        write(&mut reopened)?;
+        let text = std::fs::read_to_string(&path)?;
+        let seqs: Vec<u64> = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).map(|v| v["seq"].as_u64().unwrap_or(0)))
+            .collect::<Result<_, _>>()?;
+        assert_eq!(seqs, vec![1, 2, 3]);
+        Ok(())
+    }
+}

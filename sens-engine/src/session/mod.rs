@@ -1,0 +1,741 @@
+//! The hook session (SPEC 2.6): hook inputs in, hook outputs out, with the
+//! approval state, checkpoints and the ledger around a `Judge`.
+//!
+//! Invariant: a change is unapproved from the moment it exists; only a passing
+//! audit or a human approves it. The approved point is the first checkpoint of
+//! the session, then the state of every passing audit. `handle` never returns an
+//! error: an internal failure is answered with a deny (PreToolUse) or a block
+//! (Stop), never an approval, and is written to the ledger.
+
+pub mod checkpoint;
+pub mod ledger;
+pub mod protect;
+pub mod rebuild;
+pub mod shell;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use git2::Oid;
+use serde_json::{Value, json};
+
+use crate::finding::{Finding, Suggestion};
+use crate::judge::Judge;
+use checkpoint::{Checkpoint, Checkpoints};
+use ledger::{Entry, Ledger, Verdict};
+use protect::{PROTECTED_DESCRIPTION, is_protected};
+
+/// Failing Stop rounds in one turn before the agent may stop, paused.
+pub const DEFAULT_MAX_STOP_ROUNDS: u32 = 3;
+/// Seconds the CLI waits for an answer before it cancels (and blocks the tool).
+pub const DEFAULT_HOOK_TIMEOUT_SECS: u32 = 60;
+
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// Where the hook ledger is appended (SPEC 3.6).
+    pub ledger: PathBuf,
+    pub hook_timeout_secs: u32,
+    pub max_stop_rounds: u32,
+}
+
+impl SessionOptions {
+    pub fn new(ledger: PathBuf) -> Self {
+        Self {
+            ledger,
+            hook_timeout_secs: DEFAULT_HOOK_TIMEOUT_SECS,
+            max_stop_rounds: DEFAULT_MAX_STOP_ROUNDS,
+        }
+    }
+}
+
+/// The hook events the engine registers, one callback id each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    UserPromptSubmit,
+    PreToolUse,
+    PostToolUse,
+    /// A tool that failed (a Bash command exiting non-zero) may still have
+    /// changed files, so it is rescanned like PostToolUse.
+    PostToolUseFailure,
+    Stop,
+    SubagentStop,
+}
+
+impl Event {
+    const ALL: [Event; 6] = [
+        Event::UserPromptSubmit,
+        Event::PreToolUse,
+        Event::PostToolUse,
+        Event::PostToolUseFailure,
+        Event::Stop,
+        Event::SubagentStop,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Event::UserPromptSubmit => "UserPromptSubmit",
+            Event::PreToolUse => "PreToolUse",
+            Event::PostToolUse => "PostToolUse",
+            Event::PostToolUseFailure => "PostToolUseFailure",
+            Event::Stop => "Stop",
+            Event::SubagentStop => "SubagentStop",
+        }
+    }
+
+    fn callback_id(self) -> String {
+        format!("sens_{}", self.name())
+    }
+
+    fn from_name(name: &str) -> Option<Event> {
+        Event::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    fn from_callback_id(id: &str) -> Option<Event> {
+        Event::ALL.into_iter().find(|e| e.callback_id() == id)
+    }
+}
+
+/// What one callback decided, before it is written to the ledger.
+struct Outcome {
+    verdict: Verdict,
+    output: Value,
+    findings: Vec<Finding>,
+    suggestions: Vec<Suggestion>,
+    tree: Option<Oid>,
+    error: Option<String>,
+}
+
+impl Outcome {
+    fn new(verdict: Verdict, output: Value, tree: Option<Oid>) -> Self {
+        Self {
+            verdict,
+            output,
+            findings: Vec::new(),
+            suggestions: Vec::new(),
+            tree,
+            error: None,
+        }
+    }
+
+    fn with_findings(mut self, findings: Vec<Finding>) -> Self {
+        self.findings = findings;
+        self
+    }
+}
+
+pub struct Session {
+    root: PathBuf,
+    /// The root as the file system spells it, for tool paths given that way.
+    canonical_root: PathBuf,
+    judge: Box<dyn Judge>,
+    checkpoints: Checkpoints,
+    ledger: Ledger,
+    options: SessionOptions,
+    approved: Option<Checkpoint>,
+    /// The tree of the last rescan: the state the judge's index holds.
+    last_look: Option<Oid>,
+    /// Blocking findings seen after tools ran, not yet resolved.
+    pending: Vec<Finding>,
+    /// Failing Stop rounds in this turn, per agent (`None` is the main agent).
+    stop_rounds: HashMap<Option<String>, u32>,
+    awaiting_human: bool,
+}
+
+impl Session {
+    /// A session for the git repository at `root`; the ledger is opened now.
+    pub fn new(
+        root: &Path,
+        judge: Box<dyn Judge>,
+        options: SessionOptions,
+    ) -> anyhow::Result<Self> {
+        let checkpoints = Checkpoints::open(root)?;
+        let canonical_root = root
+            .canonicalize()
+            .with_context(|| format!("resolving the project root {}", root.display()))?;
+        let cwd = std::env::current_dir().context("reading the current folder")?;
+        let ledger_path = protect::normalize(&cwd, &options.ledger);
+        let inside = [root, canonical_root.as_path()]
+            .iter()
+            .any(|r| ledger_path.starts_with(protect::normalize(&cwd, r)));
+        if inside && !is_protected(&ledger_path) {
+            bail!(
+                "the hook ledger {} is inside the project {}: every callback would change the \
+                 project the engine audits; put it outside the project or under .sens/",
+                options.ledger.display(),
+                root.display()
+            );
+        }
+        let ledger = Ledger::open(&options.ledger)?;
+        Ok(Self {
+            root: root.to_path_buf(),
+            canonical_root,
+            judge,
+            checkpoints,
+            ledger,
+            options,
+            approved: None,
+            last_look: None,
+            pending: Vec::new(),
+            stop_rounds: HashMap::new(),
+            awaiting_human: false,
+        })
+    }
+
+    /// The `hooks` object of the CLI's `initialize` request: every event the
+    /// engine answers, for every tool (matcher `null`).
+    pub fn hook_registrations(&self) -> Value {
+        let mut hooks = serde_json::Map::new();
+        for event in Event::ALL {
+            hooks.insert(
+                event.name().to_string(),
+                json!([{
+                    "matcher": null,
+                    "hookCallbackIds": [event.callback_id()],
+                    "timeout": self.options.hook_timeout_secs,
+                }]),
+            );
+        }
+        Value::Object(hooks)
+    }
+
+    /// The approved point: `None` until the first UserPromptSubmit.
+    pub fn approved(&self) -> Option<&Checkpoint> {
+        self.approved.as_ref()
+    }
+
+    /// Whether a turn ended paused (its audit failed every allowed round) and no
+    /// audit or human has approved since.
+    pub fn awaiting_human(&self) -> bool {
+        self.awaiting_human
+    }
+
+    /// Blocking findings from tool runs that no later change has resolved.
+    pub fn pending(&self) -> &[Finding] {
+        &self.pending
+    }
+
+    /// A human approves the project as it stands: the approved point moves there
+    /// and pending findings are dropped. Written to the ledger.
+    pub fn approve_by_human(&mut self) -> anyhow::Result<()> {
+        let started = Instant::now();
+        let approved_before = self.approved.map(|c| c.tree);
+        let tree = self.look_without_rescan()?;
+        self.approve(tree)?;
+        let input = json!({"hook_event_name": "HumanApproval"});
+        let outcome = Outcome::new(Verdict::Approved, json!({}), Some(tree));
+        self.write_ledger("HumanApproval", &input, approved_before, &outcome, started)
+    }
+
+    /// Answers one hook callback. Never fails: see the module documentation.
+    pub fn handle(&mut self, callback_id: &str, input: &Value) -> Value {
+        let started = Instant::now();
+        let approved_before = self.approved.map(|c| c.tree);
+        let event = input
+            .get("hook_event_name")
+            .and_then(Value::as_str)
+            .and_then(Event::from_name)
+            .or_else(|| Event::from_callback_id(callback_id));
+        let outcome = match self.dispatch(event, callback_id, input) {
+            Ok(outcome) => outcome,
+            Err(e) => self.failure(event, input, &format!("{e:#}")),
+        };
+        let event_name = event.map_or("unknown", Event::name);
+        match self.write_ledger(event_name, input, approved_before, &outcome, started) {
+            Ok(()) => outcome.output,
+            Err(e) => {
+                let message = format!("{e:#}");
+                eprintln!("sens: {message}");
+                self.failure(event, input, &message).output
+            }
+        }
+    }
+
+    fn write_ledger(
+        &mut self,
+        event: &str,
+        input: &Value,
+        approved_tree: Option<Oid>,
+        outcome: &Outcome,
+        started: Instant,
+    ) -> anyhow::Result<()> {
+        let entry = Entry {
+            seq: self.ledger.next_seq(),
+            event,
+            tool: input.get("tool_name").and_then(Value::as_str),
+            agent_id: input.get("agent_id").and_then(Value::as_str),
+            input_digest: ledger::digest(input),
+            tree_before: outcome.tree.map(|t| t.to_string()),
+            approved_tree: approved_tree.map(|t| t.to_string()),
+            verdict: outcome.verdict,
+            findings: &outcome.findings,
+            suggestions: &outcome.suggestions,
+            error: outcome.error.as_deref(),
+            latency_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            output: &outcome.output,
+            input,
+        };
+        self.ledger.append(&entry)
+    }
+
+    fn dispatch(
+        &mut self,
+        event: Option<Event>,
+        callback_id: &str,
+        input: &Value,
+    ) -> anyhow::Result<Outcome> {
+        let Some(event) = event else {
+            bail!("callback `{callback_id}` names no event this engine registered");
+        };
+        if Event::from_callback_id(callback_id) != Some(event) {
+            bail!(
+                "callback `{callback_id}` was registered for another event than {}",
+                event.name()
+            );
+        }
+        match event {
+            Event::UserPromptSubmit => self.on_prompt(input),
+            Event::PreToolUse => self.on_pre_tool(input),
+            Event::PostToolUse | Event::PostToolUseFailure => self.on_post_tool(event),
+            Event::Stop | Event::SubagentStop => self.on_stop(event, input),
+        }
+    }
+
+    /// The answer when the engine failed: never an approval.
+    fn failure(&mut self, event: Option<Event>, input: &Value, error: &str) -> Outcome {
+        let output = match event {
+            Some(Event::PreToolUse) => deny(&format!(
+                "Sens could not judge this tool call, so it was not run (engine failure: {error}). \
+                 Retry it; if it keeps failing, stop and tell the user."
+            )),
+            Some(event @ (Event::Stop | Event::SubagentStop)) => {
+                let reason = format!(
+                    "Sens could not audit the change (engine failure: {error}). Nothing was approved."
+                );
+                self.failed_round(event, input, reason).1
+            }
+            _ => json!({}),
+        };
+        let mut outcome = Outcome::new(Verdict::Error, output, self.last_look);
+        outcome.error = Some(error.to_string());
+        outcome
+    }
+
+    fn on_prompt(&mut self, input: &Value) -> anyhow::Result<Outcome> {
+        let prompt = str_field(input, "prompt")?;
+        // Findings from edits made between turns are left to the Stop audit; the
+        // rescan only brings the index up to date for the suggestions.
+        let tree = self.look_with_rescan()?.0;
+        let checkpoint = self.checkpoints.checkpoint(tree)?;
+        if self.approved.is_none() {
+            self.checkpoints.mark_approved(&checkpoint)?;
+            self.approved = Some(checkpoint);
+        }
+        self.stop_rounds.clear();
+        let suggestions = self.judge.suggest(prompt)?;
+        let mut outcome = if suggestions.is_empty() {
+            Outcome::new(Verdict::Quiet, json!({}), Some(tree))
+        } else {
+            let context = suggestions_context(&suggestions);
+            Outcome::new(
+                Verdict::Context,
+                specific_output("UserPromptSubmit", "additionalContext", &context),
+                Some(tree),
+            )
+        };
+        outcome.suggestions = suggestions;
+        Ok(outcome)
+    }
+
+    fn on_pre_tool(&mut self, input: &Value) -> anyhow::Result<Outcome> {
+        let tool = str_field(input, "tool_name")?;
+        let tool_input = input
+            .get("tool_input")
+            .filter(|v| v.is_object())
+            .context("PreToolUse input has no `tool_input` object")?;
+        let cwd = self.cwd(input)?;
+        if rebuild::FILE_TOOLS.contains(&tool) {
+            self.on_file_write(tool, tool_input, &cwd)
+        } else if tool == "Bash" {
+            self.on_bash(tool_input, &cwd)
+        } else {
+            Ok(Outcome::new(Verdict::Allow, json!({}), self.judged_tree()?))
+        }
+    }
+
+    fn on_file_write(
+        &mut self,
+        tool: &str,
+        tool_input: &Value,
+        cwd: &Path,
+    ) -> anyhow::Result<Outcome> {
+        let path = rebuild::target_path(tool, tool_input, cwd)?;
+        let tree = self.judged_tree()?;
+        if is_protected(&path) {
+            return Ok(Outcome::new(
+                Verdict::Deny,
+                deny(&protected_reason(&[path])),
+                tree,
+            ));
+        }
+        let Some(relative) = self.relative(&path) else {
+            // Outside the project: not code the engine judges.
+            return Ok(Outcome::new(Verdict::Allow, json!({}), tree));
+        };
+        let content = rebuild::content_after(tool, tool_input, &path)?;
+        let findings = self.judge.check_write(Path::new(&relative), &content)?;
+        let (blocking, hints): (Vec<&Finding>, Vec<&Finding>) =
+            findings.iter().partition(|f| f.blocks);
+        let outcome = if !blocking.is_empty() {
+            let reason = format!(
+                "Sens denied this {tool} of {relative}: it copies code the project already has.\n{}\n\
+                 Reuse what exists: call it, or extract it once and call it from both places. \
+                 Writing the same code through another tool is caught as well.",
+                describe_all(&blocking)
+            );
+            Outcome::new(Verdict::Deny, deny(&reason), tree)
+        } else if !hints.is_empty() {
+            let context = format!(
+                "Sens: this write resembles existing code (not blocking):\n{}",
+                describe_all(&hints)
+            );
+            Outcome::new(
+                Verdict::Allow,
+                specific_output("PreToolUse", "additionalContext", &context),
+                tree,
+            )
+        } else {
+            Outcome::new(Verdict::Allow, json!({}), tree)
+        };
+        Ok(outcome.with_findings(findings))
+    }
+
+    fn on_bash(&mut self, tool_input: &Value, cwd: &Path) -> anyhow::Result<Outcome> {
+        let command = str_field(tool_input, "command")?;
+        let analysis = shell::analyze(command, cwd, &self.root)?;
+        if !analysis.protected_writes.is_empty() {
+            let tree = self.judged_tree()?;
+            return Ok(Outcome::new(
+                Verdict::Deny,
+                deny(&protected_reason(&analysis.protected_writes)),
+                tree,
+            ));
+        }
+        if analysis.turn_ending.is_empty() {
+            return Ok(Outcome::new(Verdict::Allow, json!({}), self.judged_tree()?));
+        }
+        let (tree, findings) = self.audit()?;
+        let blocking = blocking_of(&findings, &self.pending);
+        if blocking.is_empty() {
+            self.approve(tree)?;
+            return Ok(Outcome::new(Verdict::Allow, json!({}), Some(tree)).with_findings(findings));
+        }
+        let reason = format!(
+            "Sens refused `{}`: the change since the last approved state fails the audit.\n{}\n\
+             Fix these first (reuse what exists instead of copying it), then commit.",
+            analysis.turn_ending.join("`, `"),
+            describe_all(&blocking)
+        );
+        Ok(Outcome::new(Verdict::Deny, deny(&reason), Some(tree)).with_findings(findings))
+    }
+
+    fn on_post_tool(&mut self, event: Event) -> anyhow::Result<Outcome> {
+        let (tree, findings) = self.look_with_rescan()?;
+        let fresh: Vec<Finding> = findings
+            .iter()
+            .filter(|f| f.blocks && !self.pending.iter().any(|p| same_finding(p, f)))
+            .cloned()
+            .collect();
+        if fresh.is_empty() {
+            return Ok(Outcome::new(Verdict::Quiet, json!({}), Some(tree)).with_findings(findings));
+        }
+        let context = format!(
+            "Sens found code on disk that copies what the project already has:\n{}\n\
+             Replace the copy with a call to the existing code before you finish; \
+             the turn cannot end while it stands.",
+            describe_all(&fresh.iter().collect::<Vec<_>>())
+        );
+        self.pending.extend(fresh);
+        Ok(Outcome::new(
+            Verdict::Context,
+            specific_output(event.name(), "additionalContext", &context),
+            Some(tree),
+        )
+        .with_findings(findings))
+    }
+
+    fn on_stop(&mut self, event: Event, input: &Value) -> anyhow::Result<Outcome> {
+        let (tree, findings) = self.audit()?;
+        let blocking = blocking_of(&findings, &self.pending);
+        if blocking.is_empty() {
+            self.approve(tree)?;
+            self.stop_rounds.remove(&agent_key(input));
+            return Ok(Outcome::new(Verdict::Pass, json!({}), Some(tree)).with_findings(findings));
+        }
+        let reason = format!(
+            "Sens audit of the change since the last approved state:\n{}\n\
+             Reuse what exists instead of copying it (call it, or extract it once), \
+             remove what nothing uses, then finish.",
+            describe_all(&blocking)
+        );
+        let (verdict, output) = self.failed_round(event, input, reason);
+        Ok(Outcome::new(verdict, output, Some(tree)).with_findings(findings))
+    }
+
+    /// Counts a failing Stop round: a block while rounds remain, then a pause
+    /// that lets the agent stop with nothing approved.
+    fn failed_round(&mut self, event: Event, input: &Value, reason: String) -> (Verdict, Value) {
+        let rounds = self.stop_rounds.entry(agent_key(input)).or_insert(0);
+        *rounds += 1;
+        if *rounds < self.options.max_stop_rounds {
+            return (
+                Verdict::Block,
+                json!({"decision": "block", "reason": reason}),
+            );
+        }
+        self.awaiting_human = true;
+        let message = format!(
+            "Sens: the {} audit failed {} times in this turn; the turn is paused, awaiting a \
+             human decision. Nothing was approved.\n{reason}",
+            event.name(),
+            *rounds
+        );
+        (Verdict::Paused, json!({"systemMessage": message}))
+    }
+
+    /// The full audit: every change since the approved point, judged as a whole.
+    fn audit(&mut self) -> anyhow::Result<(Oid, Vec<Finding>)> {
+        let approved = self
+            .approved
+            .context("there is no approved point yet: no UserPromptSubmit reached the engine")?;
+        let tree = self.look_without_rescan()?;
+        let changes = self.checkpoints.changes(approved.tree, tree)?;
+        let findings = self.judge.audit(&changes)?;
+        Ok((tree, findings))
+    }
+
+    /// Moves the approved point to `tree` (a new checkpoint unless unchanged).
+    fn approve(&mut self, tree: Oid) -> anyhow::Result<()> {
+        if self.approved.is_none_or(|a| a.tree != tree) {
+            let checkpoint = self.checkpoints.checkpoint(tree)?;
+            self.checkpoints.mark_approved(&checkpoint)?;
+            self.approved = Some(checkpoint);
+        }
+        self.pending.clear();
+        self.awaiting_human = false;
+        Ok(())
+    }
+
+    /// Snapshots the project and lets the judge re-read what changed. Pending
+    /// findings in files that changed since the last look are dropped: the
+    /// rescan reports them again if they still stand.
+    fn look_with_rescan(&mut self) -> anyhow::Result<(Oid, Vec<Finding>)> {
+        let tree = self.look_without_rescan()?;
+        if let Some(previous) = self.last_look.filter(|p| *p != tree) {
+            let changed = self.checkpoints.changed_paths(previous, tree)?;
+            self.pending.retain(|f| !changed.contains(&f.new.file));
+        }
+        self.last_look = Some(tree);
+        let findings = self.judge.rescan()?;
+        Ok((tree, findings))
+    }
+
+    fn look_without_rescan(&mut self) -> anyhow::Result<Oid> {
+        let tree = self.checkpoints.snapshot()?;
+        self.checkpoints.keep(tree)?;
+        Ok(tree)
+    }
+
+    /// The state the judge's index holds (the last rescan); a fresh snapshot
+    /// only before the first one.
+    fn judged_tree(&mut self) -> anyhow::Result<Option<Oid>> {
+        match self.last_look {
+            Some(tree) => Ok(Some(tree)),
+            None => self.look_without_rescan().map(Some),
+        }
+    }
+
+    fn cwd(&self, input: &Value) -> anyhow::Result<PathBuf> {
+        match input.get("cwd") {
+            None => Ok(self.root.clone()),
+            Some(value) => value
+                .as_str()
+                .map(PathBuf::from)
+                .context("hook input field `cwd` is not a string"),
+        }
+    }
+
+    /// `path` relative to the project root (`/`-separated), if inside it.
+    fn relative(&self, path: &Path) -> Option<String> {
+        let inside = path
+            .strip_prefix(&self.root)
+            .or_else(|_| path.strip_prefix(&self.canonical_root))
+            .ok()?;
+        let parts: Vec<&str> = inside.iter().filter_map(|c| c.to_str()).collect();
+        (!parts.is_empty()).then(|| parts.join("/"))
+    }
+}
+
+fn str_field<'a>(input: &'a Value, name: &str) -> anyhow::Result<&'a str> {
+    input
+        .get(name)
+        .and_then(Value::as_str)
+        .with_context(|| format!("hook input has no string field `{name}`"))
+}
+
+fn agent_key(input: &Value) -> Option<String> {
+    input
+        .get("agent_id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+fn deny(reason: &str) -> Value {
+    json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "deny",
+        "permissionDecisionReason": reason,
+    }})
+}
+
+fn specific_output(event: &str, key: &str, text: &str) -> Value {
+    json!({"hookSpecificOutput": {"hookEventName": event, key: text}})
+}
+
+fn protected_reason(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    format!(
+        "Sens denied this: it would change {}, which belongs to the engine ({PROTECTED_DESCRIPTION} \
+         are protected). Leave these paths alone; no tool may change them.",
+        names.join(", ")
+    )
+}
+
+/// Blocking audit findings plus pending ones, without duplicates.
+fn blocking_of<'a>(audit: &'a [Finding], pending: &'a [Finding]) -> Vec<&'a Finding> {
+    let mut out: Vec<&Finding> = Vec::new();
+    for finding in audit.iter().chain(pending).filter(|f| f.blocks) {
+        if !out.iter().any(|seen| same_finding(seen, finding)) {
+            out.push(finding);
+        }
+    }
+    out
+}
+
+fn same_finding(a: &Finding, b: &Finding) -> bool {
+    a.rule == b.rule && a.new == b.new && a.existing == b.existing
+}
+
+fn describe_all(findings: &[&Finding]) -> String {
+    findings
+        .iter()
+        .map(|f| format!("- {}", describe(f)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One finding as the agent reads it: the new unit, what it copies, what to do.
+fn describe(finding: &Finding) -> String {
+    let new = &finding.new;
+    match &finding.existing {
+        Some(existing) => format!(
+            "{}:{} `{}` copies {}:{} `{}` ({}, similarity {:.2}, {} usages): {}",
+            new.file,
+            new.line,
+            new.name,
+            existing.file,
+            existing.line,
+            existing.signature,
+            finding.rule,
+            finding.similarity,
+            existing.usages,
+            finding.message
+        ),
+        None => format!(
+            "{}:{} `{}` ({}): {}",
+            new.file, new.line, new.name, finding.rule, finding.message
+        ),
+    }
+}
+
+fn suggestions_context(suggestions: &[Suggestion]) -> String {
+    let lines: Vec<String> = suggestions
+        .iter()
+        .map(|s| {
+            format!(
+                "- `{}` at {}:{} ({} usages)",
+                s.signature, s.file, s.line, s.usages
+            )
+        })
+        .collect();
+    format!(
+        "Sens: the project already has code that may serve this request; reuse it before \
+         writing new code:\n{}",
+        lines.join("\n")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::{ExistingUnit, NewUnit};
+
+    fn finding(file: &str, blocks: bool, existing: bool) -> Finding {
+        Finding {
+            rule: if existing { "copy.near" } else { "orphan" }.into(),
+            blocks,
+            similarity: 0.875,
+            message: "Call it.".into(),
+            new: NewUnit {
+                file: file.into(),
+                line: 7,
+                name: "dup".into(),
+            },
+            existing: existing.then(|| ExistingUnit {
+                file: "lib/orig.py".into(),
+                line: 12,
+                signature: "def orig(a, b)".into(),
+                usages: 3,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_session_can_move_to_another_thread() {
+        fn assert_send<T: Send>() {}
+        assert_send::<Session>();
+    }
+
+    #[test]
+    fn a_finding_reads_as_what_to_reuse() {
+        assert_eq!(
+            describe(&finding("app/new.py", true, true)),
+            "app/new.py:7 `dup` copies lib/orig.py:12 `def orig(a, b)` (copy.near, similarity 0.88, 3 usages): Call it."
+        );
+        assert_eq!(
+            describe(&finding("app/new.py", true, false)),
+            "app/new.py:7 `dup` (orphan): Call it."
+        );
+    }
+
+    #[test]
+    fn blocking_findings_merge_audit_and_pending_once() {
+        let audit = [finding("a.py", true, true), finding("b.py", false, true)];
+        let pending = [finding("a.py", true, true), finding("c.py", true, true)];
+        let files: Vec<&str> = blocking_of(&audit, &pending)
+            .iter()
+            .map(|f| f.new.file.as_str())
+            .collect();
+        assert_eq!(files, ["a.py", "c.py"]);
+    }
+
+    #[test]
+    fn callback_ids_round_trip() {
+        for event in Event::ALL {
+            assert_eq!(Event::from_callback_id(&event.callback_id()), Some(event));
+            assert_eq!(Event::from_name(event.name()), Some(event));
+        }
+        assert_eq!(Event::from_callback_id("sens_Notification"), None);
+    }
+}

@@ -1,0 +1,827 @@
+//! What a Bash command would do, as far as the engine cares: does it end the
+//! turn (`git commit`, `git push`), and does it write one of the engine's own
+//! paths? The command is split into simple commands by a small quote-aware lexer
+//! (control operators, substitutions, here-documents); each simple command's words
+//! come from `shlex`. This stops a model's shortcuts, not a hostile program: a
+//! script file or an interpreter that writes a path is not seen here (PostToolUse
+//! and the Stop audit still see what it changed).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use globset::GlobBuilder;
+
+use super::protect::{is_protected, normalize, protected_candidates, removal_touches_protected};
+
+/// The git subcommands that end a turn: they publish the change.
+const TURN_ENDING_GIT: &[&str] = &["commit", "push"];
+
+/// Words that may precede a command without being it.
+const RESERVED: &[&str] = &[
+    "!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time",
+];
+
+/// Commands that run their arguments as another command.
+const WRAPPERS: &[&str] = &[
+    "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "nice", "timeout",
+    "stdbuf", "setsid", "xargs",
+];
+
+/// A wrapper's options that take the next word as their value.
+fn wrapper_value_options(wrapper: &str) -> &'static [&'static str] {
+    match wrapper {
+        "sudo" | "doas" => &["-u", "-g", "-C", "-h", "-p"],
+        "env" => &["-u", "-C", "--unset", "--chdir"],
+        "nice" => &["-n", "--adjustment"],
+        "timeout" => &["-s", "-k", "--signal", "--kill-after"],
+        "stdbuf" => &["-i", "-o", "-e"],
+        "xargs" => &["-I", "-n", "-P", "-d", "-L", "-s", "-E", "-a"],
+        _ => &[],
+    }
+}
+
+/// git's global options that take the next word as their value.
+const GIT_VALUE_OPTIONS: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--super-prefix",
+    "--attr-source",
+];
+
+/// Commands that change every path they name.
+const WRITES_EVERY_ARG: &[&str] = &[
+    "rm", "rmdir", "unlink", "shred", "touch", "truncate", "tee", "mkdir", "chmod", "chown",
+    "chgrp", "mv",
+];
+
+/// Commands whose last path argument is the one written.
+const WRITES_LAST_ARG: &[&str] = &["cp", "ln", "install", "rsync", "scp"];
+
+/// Commands that change the files they name only with an in-place option.
+const WRITES_IN_PLACE: &[&str] = &["sed", "perl", "ruby"];
+
+/// git subcommands that overwrite or remove the paths they name.
+const GIT_PATH_WRITERS: &[&str] = &["rm", "mv", "checkout", "restore"];
+
+const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh"];
+
+/// What the engine found in one Bash command.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ShellAnalysis {
+    /// Each simple command that ends the turn, as `git <subcommand>` words.
+    pub turn_ending: Vec<String>,
+    /// Protected paths the command would write, remove or move.
+    pub protected_writes: Vec<PathBuf>,
+}
+
+/// Analyzes `command` as Bash would run it in `cwd`, for the project at `root`.
+/// Fails only when the command cannot be split (unbalanced quotes or
+/// substitutions), which Bash would reject as well.
+pub fn analyze(command: &str, cwd: &Path, root: &Path) -> anyhow::Result<ShellAnalysis> {
+    let mut analysis = ShellAnalysis::default();
+    let mut cwd = cwd.to_path_buf();
+    analyze_into(command, &mut cwd, root, &mut analysis, 0)?;
+    Ok(analysis)
+}
+
+/// Nesting limit for `bash -c`, `eval` and substitutions within each other.
+const MAX_DEPTH: usize = 8;
+
+fn analyze_into(
+    script: &str,
+    cwd: &mut PathBuf,
+    root: &Path,
+    out: &mut ShellAnalysis,
+    depth: usize,
+) -> anyhow::Result<()> {
+    if depth > MAX_DEPTH {
+        bail!("commands nested more than {MAX_DEPTH} levels deep (bash -c, eval, $(...))");
+    }
+    for segment in split_commands(script)? {
+        let words = shlex::split(&segment)
+            .with_context(|| format!("unbalanced quotes in `{}`", segment.trim()))?;
+        analyze_simple(&words, cwd, root, out, depth)?;
+    }
+    Ok(())
+}
+
+fn analyze_simple(
+    words: &[String],
+    cwd: &mut PathBuf,
+    root: &Path,
+    out: &mut ShellAnalysis,
+    depth: usize,
+) -> anyhow::Result<()> {
+    let (args, redirect_targets) = take_redirections(words);
+    for target in redirect_targets {
+        record_writes(&target, cwd, root, false, out);
+    }
+    let args = strip_prefixes(&args);
+    let Some((name, rest)) = args.split_first() else {
+        return Ok(());
+    };
+    let name = command_name(name);
+    match name {
+        "cd" | "pushd" => {
+            if let Some(dir) = rest.iter().find(|a| !a.starts_with('-')) {
+                *cwd = normalize(cwd, Path::new(dir));
+            }
+        }
+        "git" => analyze_git(rest, cwd, root, out),
+        "eval" => analyze_into(&rest.join(" "), cwd, root, out, depth + 1)?,
+        "dd" => {
+            for arg in rest {
+                if let Some(path) = arg.strip_prefix("of=") {
+                    record_writes(path, cwd, root, false, out);
+                }
+            }
+        }
+        _ if SHELLS.contains(&name) => {
+            if let Some(script) = shell_script_arg(rest) {
+                let mut inner_cwd = cwd.clone();
+                analyze_into(script, &mut inner_cwd, root, out, depth + 1)?;
+            }
+        }
+        _ if WRITES_EVERY_ARG.contains(&name) => {
+            let removal = matches!(name, "rm" | "rmdir" | "unlink" | "shred" | "mv");
+            for path in path_args(rest) {
+                record_writes(path, cwd, root, removal, out);
+            }
+        }
+        _ if WRITES_LAST_ARG.contains(&name) => {
+            if let Some(dest) = destination_arg(rest) {
+                record_writes(dest, cwd, root, false, out);
+            }
+        }
+        _ if WRITES_IN_PLACE.contains(&name) && has_in_place_option(rest) => {
+            for path in path_args(rest) {
+                record_writes(path, cwd, root, false, out);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn analyze_git(args: &[String], cwd: &Path, root: &Path, out: &mut ShellAnalysis) {
+    let Some((sub, sub_args)) = git_subcommand(args) else {
+        return;
+    };
+    if TURN_ENDING_GIT.contains(&sub) {
+        out.turn_ending.push(format!("git {sub}"));
+    }
+    if GIT_PATH_WRITERS.contains(&sub) {
+        for path in path_args(sub_args) {
+            record_writes(path, cwd, root, sub == "rm" || sub == "mv", out);
+        }
+    }
+    let engine_dir = root.join(".sens");
+    if removes_untracked(sub, sub_args) && engine_dir.exists() {
+        out.protected_writes.push(engine_dir);
+    }
+}
+
+/// `git clean -d/-x/-X` and `git stash -u/-a` remove untracked folders such as
+/// `.sens/`.
+fn removes_untracked(sub: &str, args: &[String]) -> bool {
+    let short_flag = |letters: &[char]| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letters))
+    };
+    match sub {
+        "clean" => short_flag(&['d', 'x', 'X']),
+        "stash" => {
+            short_flag(&['u', 'a'])
+                || args
+                    .iter()
+                    .any(|a| a == "--include-untracked" || a == "--all")
+        }
+        _ => false,
+    }
+}
+
+/// The subcommand after git's global options, and its arguments.
+pub fn git_subcommand(args: &[String]) -> Option<(&str, &[String])> {
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        if GIT_VALUE_OPTIONS.contains(&arg) {
+            i += 2;
+        } else if arg.starts_with('-') {
+            i += 1;
+        } else {
+            return Some((arg, &args[i + 1..]));
+        }
+    }
+    None
+}
+
+/// The basename of a command word: `/usr/bin/git` runs git.
+fn command_name(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// Drops reserved words, variable assignments and wrapper commands (with their
+/// options) in front of the command that actually runs.
+fn strip_prefixes(words: &[String]) -> Vec<String> {
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i].as_str();
+        if RESERVED.contains(&word) || is_assignment(word) {
+            i += 1;
+        } else if WRAPPERS.contains(&command_name(word)) {
+            let wrapper = command_name(word);
+            i += 1;
+            while i < words.len() {
+                let arg = words[i].as_str();
+                if wrapper_value_options(wrapper).contains(&arg) {
+                    i += 2;
+                } else if arg.starts_with('-') || is_assignment(arg) {
+                    i += 1;
+                } else if wrapper == "timeout" && arg.starts_with(|c: char| c.is_ascii_digit()) {
+                    // the duration comes before the command
+                    i += 1;
+                    break;
+                } else {
+                    break;
+                }
+            }
+        } else {
+            break;
+        }
+    }
+    words[i.min(words.len())..].to_vec()
+}
+
+fn is_assignment(word: &str) -> bool {
+    match word.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }
+        None => false,
+    }
+}
+
+/// The script of `bash -c SCRIPT` (also `-lc`, `-ec`, `-c` after other options).
+fn shell_script_arg(args: &[String]) -> Option<&str> {
+    let mut saw_c = false;
+    for arg in args {
+        if arg.starts_with('-') && !arg.starts_with("--") {
+            saw_c |= arg.contains('c');
+        } else if arg.starts_with("--") {
+            continue;
+        } else if saw_c {
+            return Some(arg);
+        } else {
+            return None;
+        }
+    }
+    None
+}
+
+/// Arguments that name paths: everything but options, and everything after `--`.
+fn path_args(args: &[String]) -> Vec<&str> {
+    let mut paths = Vec::new();
+    let mut options_done = false;
+    for arg in args {
+        if !options_done && arg == "--" {
+            options_done = true;
+        } else if options_done || !arg.starts_with('-') {
+            paths.push(arg.as_str());
+        }
+    }
+    paths
+}
+
+/// The written path of `cp`-like commands: `-t DIR`/`--target-directory=DIR`, else
+/// the last path argument.
+fn destination_arg(args: &[String]) -> Option<&str> {
+    for (i, arg) in args.iter().enumerate() {
+        if arg == "-t" {
+            return args.get(i + 1).map(String::as_str);
+        }
+        if let Some(dir) = arg.strip_prefix("--target-directory=") {
+            return Some(dir);
+        }
+    }
+    path_args(args).last().copied()
+}
+
+fn has_in_place_option(args: &[String]) -> bool {
+    args.iter().any(|a| {
+        a.starts_with("--in-place")
+            || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('i'))
+    })
+}
+
+/// Records `path` if writing it (or, for `removal`, removing it) touches a
+/// protected path. Globs are matched against the protected locations they could
+/// expand to.
+fn record_writes(path: &str, cwd: &Path, root: &Path, removal: bool, out: &mut ShellAnalysis) {
+    let resolved = normalize(cwd, Path::new(path));
+    let hit = if path.contains(['*', '?', '[']) {
+        glob_hits_protected(&resolved, cwd, root, removal)
+    } else {
+        is_protected(&resolved) || (removal && removal_touches_protected(&resolved, root))
+    };
+    if hit && !out.protected_writes.contains(&resolved) {
+        out.protected_writes.push(resolved);
+    }
+}
+
+fn glob_hits_protected(pattern: &Path, cwd: &Path, root: &Path, removal: bool) -> bool {
+    let Some(text) = pattern.to_str() else {
+        return false;
+    };
+    // A pattern globset cannot read is not a glob Bash would expand either.
+    let Ok(glob) = GlobBuilder::new(text).literal_separator(true).build() else {
+        return false;
+    };
+    let matcher = glob.compile_matcher();
+    let mut dirs = vec![cwd.to_path_buf(), root.to_path_buf()];
+    if let Some(parent) = pattern
+        .parent()
+        .filter(|p| !p.to_string_lossy().contains(['*', '?', '[']))
+    {
+        dirs.push(parent.to_path_buf());
+    }
+    dirs.iter()
+        .flat_map(|dir| protected_candidates(dir))
+        .filter(|candidate| matcher.is_match(candidate) && dot_names_spelled(pattern, candidate))
+        .any(|candidate| {
+            is_protected(&candidate) || (removal && removal_touches_protected(&candidate, root))
+        })
+}
+
+/// Bash globs do not match names that start with a dot unless the pattern's
+/// component starts with one too (`rm -rf *` spares `.sens`, `rm -rf .*` does not).
+fn dot_names_spelled(pattern: &Path, candidate: &Path) -> bool {
+    let pattern: Vec<_> = pattern.components().collect();
+    let candidate: Vec<_> = candidate.components().collect();
+    if pattern.len() != candidate.len() {
+        // `**` spans folders: stay cautious.
+        return true;
+    }
+    let dotted = |c: &std::path::Component<'_>| c.as_os_str().to_string_lossy().starts_with('.');
+    pattern
+        .iter()
+        .zip(&candidate)
+        .all(|(p, c)| !dotted(c) || dotted(p))
+}
+
+/// Splits redirections off a simple command's words: the remaining words, and the
+/// files written by output redirections (`>f`, `> f`, `>>f`, `2>f`, `&>f`, `>|f`).
+fn take_redirections(words: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut args = Vec::new();
+    let mut targets = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = &words[i];
+        match parse_redirection(word) {
+            Some((writes, attached)) => {
+                let target = if attached.is_empty() {
+                    i += 1;
+                    words.get(i).cloned()
+                } else {
+                    Some(attached.to_string())
+                };
+                if let Some(target) = target.filter(|_| writes) {
+                    targets.push(target);
+                }
+            }
+            None => args.push(word.clone()),
+        }
+        i += 1;
+    }
+    (args, targets)
+}
+
+/// `Some((writes_a_file, attached_target))` when `word` starts a redirection.
+fn parse_redirection(word: &str) -> Option<(bool, &str)> {
+    let rest = word.trim_start_matches(|c: char| c.is_ascii_digit());
+    let rest = rest
+        .strip_prefix('&')
+        .map_or(rest, |r| if r.starts_with('>') { r } else { rest });
+    if let Some(input) = rest.strip_prefix('<') {
+        let target = input.trim_start_matches(['<', '&']);
+        return Some((false, target));
+    }
+    let output = rest.strip_prefix('>')?;
+    let output = output
+        .strip_prefix('>')
+        .or_else(|| output.strip_prefix('|'))
+        .unwrap_or(output);
+    if let Some(dup) = output.strip_prefix('&') {
+        // `>&2` duplicates a descriptor; `>&file` writes a file.
+        let is_fd = dup.is_empty() || dup == "-" || dup.chars().all(|c| c.is_ascii_digit());
+        return Some((!is_fd, if is_fd { "-" } else { dup }));
+    }
+    Some((true, output))
+}
+
+/// Splits a script into the texts of its simple commands, in order. Command and
+/// process substitutions are analyzed as commands of their own (appended after
+/// the command that holds them); here-document bodies are skipped.
+pub fn split_commands(script: &str) -> anyhow::Result<Vec<String>> {
+    let chars: Vec<char> = script.chars().collect();
+    let mut segments = Vec::new();
+    let mut nested = Vec::new();
+    let mut current = String::new();
+    let mut heredocs: Vec<(String, bool)> = Vec::new();
+    let mut i = 0;
+    let mut in_double = false;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '\\' {
+            current.push(c);
+            if let Some(n) = next {
+                current.push(n);
+            }
+            i += 2;
+            continue;
+        }
+        if in_double {
+            match c {
+                '"' => {
+                    in_double = false;
+                    current.push(c);
+                }
+                '$' if next == Some('(') => {
+                    i = take_substitution(&chars, i + 2, ')', &mut nested)?;
+                    current.push_str("$SUBST");
+                    continue;
+                }
+                '`' => {
+                    i = take_substitution(&chars, i + 1, '`', &mut nested)?;
+                    current.push_str("$SUBST");
+                    continue;
+                }
+                _ => current.push(c),
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            '\'' => {
+                let end = chars[i + 1..]
+                    .iter()
+                    .position(|&ch| ch == '\'')
+                    .with_context(|| format!("unterminated single quote in `{script}`"))?;
+                current.extend(&chars[i..=i + 1 + end]);
+                i += end + 2;
+                continue;
+            }
+            '"' => {
+                in_double = true;
+                current.push(c);
+            }
+            '$' if next == Some('(') => {
+                i = take_substitution(&chars, i + 2, ')', &mut nested)?;
+                current.push_str("$SUBST");
+                continue;
+            }
+            '`' => {
+                i = take_substitution(&chars, i + 1, '`', &mut nested)?;
+                current.push_str("$SUBST");
+                continue;
+            }
+            '#' if current.is_empty() || current.ends_with(char::is_whitespace) => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            '<' if next == Some('<') && chars.get(i + 2) == Some(&'<') => {
+                // a here-string: its word is an ordinary argument
+                current.push_str("<<<");
+                i += 3;
+                continue;
+            }
+            '<' if next == Some('<') => {
+                let (delimiter, strip_tabs, end) = heredoc_delimiter(&chars, i + 2);
+                heredocs.push((delimiter, strip_tabs));
+                i = end;
+                continue;
+            }
+            '\n' => {
+                push_segment(&mut segments, &mut current);
+                i = skip_heredoc_bodies(&chars, i + 1, &mut heredocs);
+                continue;
+            }
+            ';' | '(' | ')' => push_segment(&mut segments, &mut current),
+            '&' if next == Some('>') || current.ends_with(['>', '<']) => current.push(c),
+            '&' => {
+                push_segment(&mut segments, &mut current);
+                if next == Some('&') {
+                    i += 1;
+                }
+            }
+            '|' if current.ends_with('>') => current.push(c),
+            '|' => {
+                push_segment(&mut segments, &mut current);
+                if matches!(next, Some('|' | '&')) {
+                    i += 1;
+                }
+            }
+            _ => current.push(c),
+        }
+        i += 1;
+    }
+    if in_double {
+        bail!("unterminated double quote in `{script}`");
+    }
+    push_segment(&mut segments, &mut current);
+    for inner in nested {
+        segments.extend(split_commands(&inner)?);
+    }
+    Ok(segments)
+}
+
+fn push_segment(segments: &mut Vec<String>, current: &mut String) {
+    if !current.trim().is_empty() {
+        segments.push(current.trim().to_string());
+    }
+    current.clear();
+}
+
+/// Reads a substitution's body from `start` to its closing `close` (nesting and
+/// quotes respected); returns the index after the close.
+fn take_substitution(
+    chars: &[char],
+    start: usize,
+    close: char,
+    nested: &mut Vec<String>,
+) -> anyhow::Result<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut i = start;
+    while i < chars.len() {
+        let c = chars[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some('"') if c == '\\' => i += 1,
+            Some(_) => {}
+            None => match c {
+                '\\' => i += 1,
+                '\'' | '"' => quote = Some(c),
+                '(' if close == ')' => depth += 1,
+                _ if c == close && depth == 0 => {
+                    nested.push(chars[start..i].iter().collect());
+                    return Ok(i + 1);
+                }
+                ')' if close == ')' => depth -= 1,
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    bail!(
+        "unterminated `{}` substitution",
+        if close == ')' { "$(" } else { "`" }
+    )
+}
+
+/// The delimiter word of `<<WORD` / `<<-'WORD'` starting at `start`; returns it,
+/// whether tabs are stripped (`<<-`), and the index after it.
+fn heredoc_delimiter(chars: &[char], start: usize) -> (String, bool, usize) {
+    let mut i = start;
+    let strip_tabs = chars.get(i) == Some(&'-');
+    if strip_tabs {
+        i += 1;
+    }
+    while chars.get(i).is_some_and(|c| *c == ' ' || *c == '\t') {
+        i += 1;
+    }
+    let mut word = String::new();
+    while let Some(&c) = chars.get(i) {
+        if c.is_whitespace() || matches!(c, ';' | '&' | '|' | '<' | '>' | '(' | ')') {
+            break;
+        }
+        if !matches!(c, '\'' | '"' | '\\') {
+            word.push(c);
+        }
+        i += 1;
+    }
+    (word, strip_tabs, i)
+}
+
+/// Skips the bodies of pending here-documents that start at `start`.
+fn skip_heredoc_bodies(chars: &[char], start: usize, heredocs: &mut Vec<(String, bool)>) -> usize {
+    let mut i = start;
+    for (delimiter, strip_tabs) in heredocs.drain(..) {
+        loop {
+            if i >= chars.len() {
+                return i;
+            }
+            let end = chars[i..]
+                .iter()
+                .position(|&c| c == '\n')
+                .map_or(chars.len(), |p| i + p);
+            let line: String = chars[i..end].iter().collect();
+            i = end + 1;
+            let line = if strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                &line
+            };
+            if line == delimiter {
+                break;
+            }
+        }
+    }
+    i.min(chars.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(command: &str) -> ShellAnalysis {
+        analyze(command, Path::new("/p/src"), Path::new("/p"))
+            .unwrap_or_else(|e| panic!("`{command}` failed: {e:#}"))
+    }
+
+    #[test]
+    fn git_commit_and_push_in_every_spelling() {
+        for command in [
+            "git commit -m x",
+            "git commit",
+            "git push origin main",
+            "git -C /p commit -am wip",
+            "git -c user.name=x -c user.email=y commit -m m",
+            "git --git-dir=/p/.git --work-tree /p commit",
+            "git --no-pager commit",
+            "/usr/bin/git commit",
+            "cargo test && git commit -m ok",
+            "false || git commit -m ok",
+            "make; git push",
+            "echo hi | git commit -F -",
+            "cd .. && git commit -m x",
+            "bash -c 'git commit -m x'",
+            "sh -lc \"git add . && git commit -m 'a b'\"",
+            "GIT_AUTHOR_NAME=a GIT_COMMITTER_NAME=b git commit -m x",
+            "env GIT_EDITOR=true git commit",
+            "sudo -u me git push",
+            "timeout 10 git push",
+            "nohup git push &",
+            "(cd sub && git commit -m x)",
+            "if true; then git commit -m x; fi",
+            "echo $(git commit -m x)",
+            "x=`git push`",
+            "eval 'git commit -m x'",
+            "git add -A\ngit commit -m x",
+            "{ git commit -m x; }",
+        ] {
+            let found = run(command).turn_ending;
+            assert!(
+                !found.is_empty(),
+                "`{command}` must count as a commit or push"
+            );
+        }
+    }
+
+    #[test]
+    fn mentions_of_commit_do_not_count() {
+        for command in [
+            "echo \"git commit\"",
+            "echo 'git push'",
+            "git log --grep commit",
+            "git log --grep=push",
+            "git show HEAD -- commit.rs",
+            "git commit-tree abc",
+            "git help commit",
+            "grep -r 'git commit' .",
+            "printf '%s\\n' git commit",
+            "cat <<EOF\ngit commit -m x\nEOF\necho done",
+            "# git commit\nls",
+            "git status",
+            "git diff --stat",
+            "ls commit push",
+        ] {
+            assert_eq!(
+                run(command).turn_ending,
+                Vec::<String>::new(),
+                "`{command}` must not count"
+            );
+        }
+    }
+
+    #[test]
+    fn writes_to_protected_paths_are_found() {
+        for command in [
+            "echo x > /p/.sens/state",
+            "echo x >> ../.mcp.json",
+            "echo '{}' >../.claude/settings.json",
+            "cd .. && echo x > .mcp.json",
+            "cd /p/.claude && echo '{}' > settings.local.json",
+            "printf x | tee ../.sens/a",
+            "tee -a /p/.mcp.json < x",
+            "cp /tmp/s.json /p/.claude/settings.json",
+            "cp -t /p/.sens x y",
+            "mv ../.sens /tmp/gone",
+            "rm -rf /p/.sens",
+            "rm -rf ../.claude",
+            "rm -f ../.s*",
+            "rm ../.*",
+            "sed -i 's/a/b/' /p/.mcp.json",
+            "sed -i.bak -e s/a/b/ ../.claude/settings.json",
+            "perl -pi -e 's/a/b/' /p/.mcp.json",
+            "touch ../.sens/x",
+            "truncate -s 0 /p/.mcp.json",
+            "dd if=/dev/zero of=/p/.mcp.json",
+            "bash -c 'cat > /p/.mcp.json'",
+            "true && cat x 2>/p/.sens/log",
+            "cat x &>/p/.sens/log",
+            "git checkout -- /p/.mcp.json",
+            "cd /p && rm -rf .",
+            "ln -sf /tmp/x /p/.mcp.json",
+            "echo x > \"/p/.claude/settings.json\"",
+            "cat <<'EOF' > /p/.mcp.json\n{}\nEOF",
+            "rm /p/.claude/*",
+            "cd /p && rm -rf .[a-z]*",
+        ] {
+            assert!(
+                !run(command).protected_writes.is_empty(),
+                "`{command}` writes a protected path"
+            );
+        }
+    }
+
+    #[test]
+    fn reads_and_other_writes_are_not_protected_writes() {
+        for command in [
+            "cat /p/.mcp.json",
+            "cp /p/.mcp.json /tmp/copy.json",
+            "grep x ../.sens/index",
+            "ls -la /p/.claude",
+            "echo x > /p/src/main.rs",
+            "rm -rf target",
+            "sed 's/a/b/' /p/.mcp.json",
+            "cat x 2>&1 | head",
+            "cmd >&2",
+            "echo '.sens' > notes.txt",
+            "diff <(cat a) b",
+            "rm -rf *",
+            "rm -f ../*.json",
+            "git clean -n",
+            "git stash",
+        ] {
+            assert_eq!(
+                run(command).protected_writes,
+                Vec::<PathBuf>::new(),
+                "`{command}` does not write a protected path"
+            );
+        }
+    }
+
+    #[test]
+    fn removing_untracked_folders_touches_the_engine_folder_when_it_exists() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path();
+        let removes = |command: &str| -> anyhow::Result<bool> {
+            Ok(!analyze(command, root, root)?.protected_writes.is_empty())
+        };
+        assert!(!removes("git clean -fdx")?, "no .sens folder yet");
+        std::fs::create_dir_all(root.join(".sens"))?;
+        for command in [
+            "git clean -fd",
+            "git clean -fX",
+            "git stash -u",
+            "git stash push --all",
+        ] {
+            assert!(removes(command)?, "`{command}` removes .sens/");
+        }
+        for command in ["git clean -n", "git stash", "git stash pop", "git clean -f"] {
+            assert!(!removes(command)?, "`{command}` leaves .sens/");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn cd_is_followed_between_commands() {
+        let found = run("cd /p && cd .sens; rm index").protected_writes;
+        assert_eq!(found, vec![PathBuf::from("/p/.sens/index")]);
+    }
+
+    #[test]
+    fn unbalanced_quotes_fail() {
+        assert!(analyze("echo 'x", Path::new("/p"), Path::new("/p")).is_err());
+        assert!(analyze("echo \"x", Path::new("/p"), Path::new("/p")).is_err());
+        assert!(analyze("echo $(ls", Path::new("/p"), Path::new("/p")).is_err());
+    }
+
+    #[test]
+    fn split_keeps_quoted_operators_together() {
+        assert_eq!(
+            split_commands("a 'x;y' && b \"p|q\" | c").unwrap_or_default(),
+            vec!["a 'x;y'", "b \"p|q\"", "c"]
+        );
+    }
+}

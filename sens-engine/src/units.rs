@@ -1,0 +1,416 @@
+//! One file into units (SPEC 1, 2.2): functions, class-likes, and windows of 4
+//! consecutive statements inside one block, each with its fingerprints. One walk
+//! of the syntax tree collects the file's leaf tokens; units are ranges of them.
+
+use rustc_hash::FxHashMap;
+use tree_sitter::{Node, Parser, Tree};
+
+use crate::fingerprint::{self, MinHasher, Token, TokenClass};
+use crate::lang::{KindFlags, Lang};
+use crate::rules::RuleConfig;
+
+/// Statements per window.
+pub const WINDOW: usize = 4;
+/// Signatures longer than this are cut (with an ellipsis) to keep messages short.
+const SIGNATURE_MAX: usize = 240;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnitKind {
+    Function,
+    Class,
+    Window,
+}
+
+/// A unit with its fingerprints, independent of any index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitData {
+    pub kind: UnitKind,
+    pub name: String,
+    /// The declaration up to its body, whitespace collapsed.
+    pub signature: String,
+    /// 1-based, inclusive.
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Normalized tokens (comments dropped).
+    pub tokens: u32,
+    pub exact: u64,
+    pub renamed: u64,
+    /// Sorted, deduplicated k-shingles of normalized tokens.
+    pub shingles: Box<[u64]>,
+    /// LSH band keys of the shingles' MinHash signature.
+    pub bands: Box<[u64]>,
+    /// A window made only of import/use statements: never a blocking copy.
+    pub imports_only: bool,
+}
+
+/// What one file contributes to the index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedFile {
+    pub language: &'static str,
+    pub units: Vec<UnitData>,
+    /// Identifier texts and how often each occurs outside the definitions it names.
+    pub identifiers: Vec<(Box<str>, u32)>,
+    /// The tree holds ERROR or MISSING nodes (the file is indexed anyway).
+    pub parse_errors: bool,
+}
+
+/// The fixed parts of fingerprinting, shared by every file of an index.
+#[derive(Debug, Clone)]
+pub struct Fingerprinter {
+    pub k: usize,
+    pub minhash: MinHasher,
+}
+
+impl Fingerprinter {
+    pub fn new(cfg: &RuleConfig) -> Self {
+        Self {
+            k: cfg.k,
+            minhash: MinHasher::new(cfg),
+        }
+    }
+}
+
+thread_local! {
+    static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
+}
+
+/// Parses `source` with the language's grammar, reusing one parser per thread.
+pub fn parse_tree(lang: &Lang, source: &str) -> anyhow::Result<Tree> {
+    PARSER.with(|parser| {
+        let mut parser = parser.borrow_mut();
+        parser
+            .set_language(&lang.language)
+            .map_err(|e| anyhow::anyhow!("grammar of {} cannot be loaded: {e}", lang.name()))?;
+        parser
+            .parse(source, None)
+            .ok_or_else(|| anyhow::anyhow!("the {} parser gave up", lang.name()))
+    })
+}
+
+/// Parse and extract in one call.
+pub fn parse_file(lang: &Lang, source: &str, fp: &Fingerprinter) -> anyhow::Result<ParsedFile> {
+    let tree = parse_tree(lang, source)?;
+    Ok(extract(lang, source, &tree, fp))
+}
+
+struct Stmt {
+    tok_start: usize,
+    tok_end: usize,
+    start_line: u32,
+    end_line: u32,
+    import: bool,
+}
+
+struct Frame<'t> {
+    node: Node<'t>,
+    depth: usize,
+    tok_start: usize,
+    unit: Option<UnitKind>,
+    block: bool,
+    stmt: bool,
+    /// Statements seen so far, for block frames.
+    stmts: Vec<Stmt>,
+}
+
+struct RawUnit {
+    kind: UnitKind,
+    name: String,
+    signature: String,
+    start_line: u32,
+    end_line: u32,
+    tok_start: usize,
+    tok_end: usize,
+    imports_only: bool,
+}
+
+/// Walks the tree once: tokens, units, windows and identifier counts.
+pub fn extract(lang: &Lang, source: &str, tree: &Tree, fp: &Fingerprinter) -> ParsedFile {
+    let root = tree.root_node();
+    let mut tokens: Vec<Token> = Vec::new();
+    let mut idents: FxHashMap<&str, u32> = FxHashMap::default();
+    let mut raw: Vec<RawUnit> = Vec::new();
+    let mut frames: Vec<Frame> = Vec::new();
+    // Names of enclosing named units, for window names.
+    let mut cursor = root.walk();
+    let mut depth = 0usize;
+    loop {
+        let node = cursor.node();
+        let flags = if node.is_named() {
+            lang.flags(node.kind_id())
+        } else {
+            KindFlags::default()
+        };
+        let parent_is_block = frames
+            .last()
+            .is_some_and(|f| f.block && f.depth + 1 == depth);
+        let skip = node.is_error() || node.is_missing() || flags.contains(KindFlags::COMMENT);
+        let is_stmt = parent_is_block && node.is_named() && !skip;
+        let atomic = node.child_count() == 0
+            || flags.intersects(KindFlags::STRING | KindFlags::NUMBER | KindFlags::IDENTIFIER);
+        let unit = if skip {
+            None
+        } else if flags.contains(KindFlags::FUNCTION) {
+            Some(UnitKind::Function)
+        } else if flags.contains(KindFlags::CLASS) {
+            Some(UnitKind::Class)
+        } else {
+            None
+        };
+        let tracked = !skip && (unit.is_some() || is_stmt || flags.contains(KindFlags::BLOCK));
+        if tracked {
+            frames.push(Frame {
+                node,
+                depth,
+                tok_start: tokens.len(),
+                unit,
+                block: flags.contains(KindFlags::BLOCK),
+                stmt: is_stmt,
+                stmts: Vec::new(),
+            });
+        }
+        if !skip && atomic {
+            let text = &source[node.byte_range()];
+            if !text.trim().is_empty() {
+                let class = if flags.contains(KindFlags::IDENTIFIER) {
+                    *idents.entry(text).or_insert(0) += 1;
+                    TokenClass::Identifier
+                } else if flags.contains(KindFlags::STRING) {
+                    TokenClass::String
+                } else if flags.contains(KindFlags::NUMBER) {
+                    TokenClass::Number
+                } else {
+                    TokenClass::Other
+                };
+                tokens.push(fingerprint::token(text.trim(), class));
+            }
+        }
+        if !skip && !atomic && cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        // The current node is done; close it and every ancestor that has no
+        // next sibling.
+        loop {
+            close_frame(&mut frames, depth, &tokens, &mut raw, lang, source);
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return finish(lang, raw, &tokens, idents, root.has_error(), fp);
+            }
+            depth -= 1;
+        }
+    }
+}
+
+fn close_frame(
+    frames: &mut Vec<Frame>,
+    depth: usize,
+    tokens: &[Token],
+    raw: &mut Vec<RawUnit>,
+    lang: &Lang,
+    source: &str,
+) {
+    if frames.last().is_none_or(|f| f.depth != depth) {
+        return;
+    }
+    let Some(frame) = frames.pop() else { return };
+    let tok_end = tokens.len();
+    let start_line = line_of(frame.node.start_position().row);
+    let end_line = line_of(frame.node.end_position().row);
+    if let Some(kind) = frame.unit {
+        raw.push(RawUnit {
+            kind,
+            name: unit_name(frame.node, source),
+            signature: signature(frame.node, lang, source),
+            start_line,
+            end_line,
+            tok_start: frame.tok_start,
+            tok_end,
+            imports_only: false,
+        });
+    }
+    if frame.block && frame.stmts.len() >= WINDOW {
+        let owner = enclosing_name(frames, source);
+        for w in frame.stmts.windows(WINDOW) {
+            raw.push(RawUnit {
+                kind: UnitKind::Window,
+                name: format!("window in {owner}"),
+                signature: String::new(),
+                start_line: w[0].start_line,
+                end_line: w[WINDOW - 1].end_line,
+                tok_start: w[0].tok_start,
+                tok_end: w[WINDOW - 1].tok_end,
+                imports_only: w.iter().all(|s| s.import),
+            });
+        }
+    }
+    if frame.stmt
+        && tok_end > frame.tok_start
+        && let Some(parent) = frames.last_mut()
+    {
+        parent.stmts.push(Stmt {
+            tok_start: frame.tok_start,
+            tok_end,
+            start_line,
+            end_line,
+            import: lang.flags(frame.node.kind_id()).contains(KindFlags::IMPORT),
+        });
+    }
+}
+
+fn line_of(row: usize) -> u32 {
+    u32::try_from(row + 1).unwrap_or(u32::MAX)
+}
+
+fn enclosing_name(frames: &[Frame], source: &str) -> String {
+    frames
+        .iter()
+        .rev()
+        .find(|f| f.unit.is_some())
+        .map_or_else(|| "<top level>".to_string(), |f| unit_name(f.node, source))
+}
+
+fn finish(
+    lang: &Lang,
+    raw: Vec<RawUnit>,
+    tokens: &[Token],
+    mut idents: FxHashMap<&str, u32>,
+    parse_errors: bool,
+    fp: &Fingerprinter,
+) -> ParsedFile {
+    let mut units = Vec::with_capacity(raw.len());
+    for r in raw {
+        let toks = &tokens[r.tok_start..r.tok_end];
+        if toks.is_empty() {
+            continue;
+        }
+        if r.kind != UnitKind::Window {
+            // A definition's own name and its recursive calls are not usages.
+            let name_hash = fingerprint::hash_text(&r.name);
+            let own = toks
+                .iter()
+                .filter(|t| t.identifier && t.text == name_hash)
+                .count();
+            if let Some(count) = idents.get_mut(r.name.as_str()) {
+                *count = count.saturating_sub(u32::try_from(own).unwrap_or(u32::MAX));
+            }
+        }
+        let shingles = fingerprint::shingles(toks, fp.k);
+        let bands = fp.minhash.band_keys(&shingles);
+        units.push(UnitData {
+            kind: r.kind,
+            name: r.name,
+            signature: r.signature,
+            start_line: r.start_line,
+            end_line: r.end_line,
+            tokens: u32::try_from(toks.len()).unwrap_or(u32::MAX),
+            exact: fingerprint::exact_hash(toks),
+            renamed: fingerprint::renamed_hash(toks),
+            shingles: shingles.into_boxed_slice(),
+            bands: bands.into_boxed_slice(),
+            imports_only: r.imports_only,
+        });
+    }
+    // Units in source order (the walk closes inner units first).
+    units.sort_by_key(|u| (u.start_line, std::cmp::Reverse(u.end_line), u.kind as u8));
+    let mut identifiers: Vec<(Box<str>, u32)> = idents
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+        .map(|(name, n)| (Box::from(name), n))
+        .collect();
+    identifiers.sort_unstable();
+    ParsedFile {
+        language: lang.name(),
+        units,
+        identifiers,
+        parse_errors,
+    }
+}
+
+/// Fields that name a definition, tried in order; `declarator` chains reach the
+/// name in C-like declarations, `pattern` the bound name in OCaml, `signature` the
+/// name in Dart methods.
+const NAME_FIELDS: &[&str] = &["name", "declarator", "pattern", "signature"];
+
+fn unit_name(node: Node, source: &str) -> String {
+    let text = |n: Node| collapse(&source[n.byte_range()]);
+    if let Some(name) = name_node(node, false) {
+        return text(name);
+    }
+    // Rust impls: `impl Trait for Type` is named after both.
+    if let Some(ty) = node.child_by_field_name("type") {
+        return match node.child_by_field_name("trait") {
+            Some(tr) => format!("{} for {}", text(tr), text(ty)),
+            None => text(ty),
+        };
+    }
+    // Go `type X struct`: the name sits on the spec inside the declaration.
+    if let Some(name) = child_name(node) {
+        return text(name);
+    }
+    // Anonymous functions bound to a name: `const f = () => ...`, `obj = { f() {} }`.
+    if let Some(parent) = node.parent() {
+        for field in ["name", "left", "key", "property"] {
+            if let Some(n) = parent.child_by_field_name(field)
+                && n.id() != node.id()
+            {
+                return text(n);
+            }
+        }
+    }
+    "<anonymous>".to_string()
+}
+
+/// Follows the naming fields down to the name; `nested` also looks one level into
+/// named children (a declaration wrapping a signature that holds the name).
+fn name_node(node: Node, nested: bool) -> Option<Node> {
+    for field in NAME_FIELDS {
+        if let Some(child) = node.child_by_field_name(field) {
+            return Some(name_node(child, true).unwrap_or(child));
+        }
+    }
+    if nested { child_name(node) } else { None }
+}
+
+fn child_name(node: Node) -> Option<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .find_map(|child| child.child_by_field_name("name"))
+}
+
+/// The declaration up to the body: `body` field, else the first block child,
+/// else the first line.
+fn signature(node: Node, lang: &Lang, source: &str) -> String {
+    let body_start = node
+        .child_by_field_name("body")
+        .map(|b| b.start_byte())
+        .or_else(|| {
+            let mut cursor = node.walk();
+            node.named_children(&mut cursor)
+                .find(|c| lang.flags(c.kind_id()).contains(KindFlags::BLOCK))
+                .map(|b| b.start_byte())
+        });
+    let text = &source[node.byte_range()];
+    let head = match body_start {
+        Some(end) if end > node.start_byte() => &source[node.start_byte()..end],
+        _ => text.lines().next().unwrap_or(""),
+    };
+    let mut sig = collapse(head);
+    let sig_trimmed = sig.trim_end_matches(['{', ':', ' ', '=']).len();
+    sig.truncate(sig_trimmed);
+    if sig.len() > SIGNATURE_MAX {
+        let mut cut = SIGNATURE_MAX;
+        while !sig.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        sig.truncate(cut);
+        sig.push('…');
+    }
+    sig
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
