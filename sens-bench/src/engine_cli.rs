@@ -5,10 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use clap::Subcommand;
+use sens_engine::Engine;
 use sens_engine::dupes;
+use sens_engine::finding::{Finding, Suggestion};
 use sens_engine::index::{BuildReport, Index};
+use sens_engine::judge::Judge;
 use sens_engine::rules::RuleConfig;
 use sens_engine::walk::WalkOptions;
 use serde::Serialize;
@@ -30,6 +33,34 @@ pub enum EngineCommand {
         #[arg(long)]
         min_tokens: Option<usize>,
     },
+    /// The PreToolUse verdict for writing NEWFILE's content to PATH in DIR: exit 0
+    /// on allow, 1 on deny.
+    Check {
+        dir: PathBuf,
+        /// Where the content would be written, relative to DIR or absolute.
+        #[arg(long = "file")]
+        file: PathBuf,
+        /// A file holding the content to write.
+        #[arg(long = "content")]
+        content: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Up to 8 existing symbols relevant to a prompt.
+    Suggest {
+        dir: PathBuf,
+        prompt: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Time a full index (per phase), copy lookups and one-file re-indexes, and
+    /// jscpd on the same folder when installed.
+    Bench {
+        dir: PathBuf,
+        /// Full index runs; the fastest is reported.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
 }
 
 pub fn run(command: EngineCommand) -> Result<ExitCode> {
@@ -40,6 +71,14 @@ pub fn run(command: EngineCommand) -> Result<ExitCode> {
             json,
             min_tokens,
         } => dupes(&dir, json, min_tokens),
+        EngineCommand::Check {
+            dir,
+            file,
+            content,
+            json,
+        } => check(&dir, &file, &content, json),
+        EngineCommand::Suggest { dir, prompt, json } => suggest(&dir, &prompt, json),
+        EngineCommand::Bench { dir, runs } => crate::engine_bench::bench(&dir, runs),
     }
 }
 
@@ -149,4 +188,83 @@ fn dupes_table(d: &DupesJson) -> String {
     }
     out.push_str(&format!("{} duplicate groups\n", d.groups.len()));
     out
+}
+
+#[derive(Serialize)]
+struct CheckJson<'a> {
+    verdict: &'static str,
+    findings: &'a [Finding],
+}
+
+/// `deny` when any finding blocks.
+pub fn verdict(findings: &[Finding]) -> &'static str {
+    if findings.iter().any(|f| f.blocks) {
+        "deny"
+    } else {
+        "allow"
+    }
+}
+
+fn check(dir: &Path, file: &Path, content: &Path, json: bool) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(content)
+        .with_context(|| format!("cannot read the new content from {}", content.display()))?;
+    let mut engine = Engine::open(dir, RuleConfig::default())?;
+    if engine.relative(file).is_none() {
+        bail!(
+            "{} is outside {}: --file must name a path inside the project",
+            file.display(),
+            dir.display()
+        );
+    }
+    let findings = engine.check_write(file, &text)?;
+    let verdict = verdict(&findings);
+    if json {
+        let out = CheckJson {
+            verdict,
+            findings: &findings,
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!("{verdict}");
+        for f in &findings {
+            let kind = if f.blocks { "blocks" } else { "hint" };
+            println!(
+                "  {} ({kind}, {:.2}) {}:{} {}: {}",
+                f.rule, f.similarity, f.new.file, f.new.line, f.new.name, f.message
+            );
+        }
+    }
+    Ok(if verdict == "deny" {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[derive(Serialize)]
+struct SuggestJson<'a> {
+    suggestions: &'a [Suggestion],
+}
+
+fn suggest(dir: &Path, prompt: &str, json: bool) -> Result<ExitCode> {
+    let engine = Engine::open(dir, RuleConfig::default())?;
+    let suggestions = engine.suggest(prompt)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&SuggestJson {
+                suggestions: &suggestions
+            })?
+        );
+    } else if suggestions.is_empty() {
+        println!("no existing symbol is relevant enough");
+    } else {
+        for s in &suggestions {
+            println!(
+                "{}:{}  {}  ({} usages, score {:.2})",
+                s.file, s.line, s.signature, s.usages, s.score
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod conditions;
+pub mod engine_bench;
 pub mod engine_cli;
 pub mod grade;
 pub mod integrity;

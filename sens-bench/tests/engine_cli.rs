@@ -122,3 +122,126 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
         );
     }
 }
+
+#[test]
+fn check_denies_a_copy_allows_new_code_and_rejects_bad_input() {
+    let dir = messy_project();
+    let root = dir.path().to_str().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let copy = scratch.path().join("copy.rs");
+    fs::write(&copy, fixture("near", "rs")).unwrap();
+    let fresh = scratch.path().join("fresh.rs");
+    fs::write(&fresh, "fn fresh() -> u8 {\n    7\n}\n").unwrap();
+
+    let out = run(&[
+        "engine",
+        "check",
+        root,
+        "--file",
+        "src/report.rs",
+        "--content",
+        copy.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "deny");
+    let f = &v["findings"][0];
+    assert_eq!(f["rule"], "copy.near");
+    assert_eq!(f["blocks"], true);
+    assert!(f["similarity"].as_f64().unwrap() >= 0.8);
+    assert!(f["message"].as_str().unwrap().contains("src/orders.rs:1"));
+    assert_eq!(f["new"]["file"], "src/report.rs");
+    assert_eq!(f["new"]["line"], 1);
+    assert_eq!(f["new"]["name"], "summarize_orders");
+    assert_eq!(f["existing"]["file"], "src/orders.rs");
+    assert_eq!(f["existing"]["line"], 1);
+    assert!(
+        f["existing"]["signature"]
+            .as_str()
+            .unwrap()
+            .starts_with("pub fn summarize_orders")
+    );
+    assert_eq!(f["existing"]["usages"], 0);
+
+    let out = run(&[
+        "engine",
+        "check",
+        root,
+        "--file",
+        "src/fresh.rs",
+        "--content",
+        fresh.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json(&out)["verdict"], "allow");
+
+    let missing = scratch.path().join("missing.rs");
+    for args in [
+        vec![
+            "engine",
+            "check",
+            root,
+            "--file",
+            "src/x.rs",
+            "--content",
+            missing.to_str().unwrap(),
+        ],
+        vec![
+            "engine",
+            "check",
+            root,
+            "--file",
+            "/elsewhere/x.rs",
+            "--content",
+            fresh.to_str().unwrap(),
+        ],
+        vec![
+            "engine",
+            "check",
+            "/no/such/dir",
+            "--file",
+            "x.rs",
+            "--content",
+            fresh.to_str().unwrap(),
+        ],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty());
+    }
+}
+
+#[test]
+fn suggest_lists_the_helper_for_a_related_prompt_only() {
+    let dir = messy_project();
+    let root = dir.path().to_str().unwrap();
+    let v = json(&run(&[
+        "engine",
+        "suggest",
+        root,
+        "summarize the orders of one region",
+        "--json",
+    ]));
+    let names: Vec<&str> = v["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"summarize_orders"), "{v}");
+    let v = json(&run(&[
+        "engine",
+        "suggest",
+        root,
+        "write a poem about autumn leaves",
+        "--json",
+    ]));
+    assert_eq!(v["suggestions"].as_array().unwrap().len(), 0, "{v}");
+}

@@ -115,6 +115,31 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
     common as f64 / (a.len() + b.len() - common) as f64
 }
 
+/// The exact Jaccard of two sorted, deduplicated sets when it reaches
+/// `threshold`; stops as soon as the overlap can no longer reach it.
+pub fn jaccard_at_least(a: &[u64], b: &[u64], threshold: f64) -> Option<f64> {
+    let total = a.len() + b.len();
+    // J = c / (total - c) >= t  <=>  c >= t * total / (1 + t).
+    let needed = (threshold * total as f64 / (1.0 + threshold)).ceil() as usize;
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        if common + (a.len() - i).min(b.len() - j) < needed {
+            return None;
+        }
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let similarity = common as f64 / (total - common) as f64;
+    (total > 0 && similarity >= threshold).then_some(similarity)
+}
+
 /// MinHash with a fixed family of permutations `(s ^ a_i) * b_i` (b_i odd), drawn
 /// once from a fixed seed so fingerprints are stable across runs and machines.
 #[derive(Debug, Clone)]
@@ -209,6 +234,18 @@ mod tests {
         assert_eq!(jaccard(&[1, 2, 3, 4], &[3, 4, 5, 6]), 2.0 / 6.0);
         assert_eq!(jaccard(&[1, 2], &[1, 2]), 1.0);
         assert_eq!(jaccard(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn jaccard_at_least_agrees_with_jaccard() {
+        let a: Vec<u64> = (0..100).collect();
+        for cut in [70u64, 79, 80, 81, 95, 100] {
+            let b: Vec<u64> = (0..cut).collect();
+            let full = jaccard(&a, &b);
+            let bounded = jaccard_at_least(&a, &b, 0.8);
+            assert_eq!(bounded, (full >= 0.8).then_some(full), "cut {cut}");
+        }
+        assert_eq!(jaccard_at_least(&[], &[], 0.8), None);
     }
 
     #[test]

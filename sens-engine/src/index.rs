@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use rayon::prelude::*;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
+use tree_sitter::Tree;
 
-use crate::fingerprint::jaccard;
+use crate::fingerprint::jaccard_at_least;
 use crate::lang;
 use crate::rules::RuleConfig;
 use crate::units::{self, Fingerprinter, ParsedFile, UnitData, UnitKind};
@@ -68,7 +69,54 @@ pub struct CopyMatch {
     pub similarity: f64,
 }
 
-type Buckets = FxHashMap<u64, Vec<UnitId>>;
+type Buckets = FxHashMap<u64, Bucket>;
+
+/// The units sharing a key. Most keys have one unit, kept inline so a lookup
+/// costs one memory access less.
+#[derive(Debug, Clone)]
+enum Bucket {
+    One(UnitId),
+    Many(Vec<UnitId>),
+}
+
+impl Bucket {
+    fn ids(&self) -> &[UnitId] {
+        match self {
+            Self::One(id) => std::slice::from_ref(id),
+            Self::Many(ids) => ids,
+        }
+    }
+
+    fn push(&mut self, id: UnitId) {
+        match self {
+            Self::One(first) => *self = Self::Many(vec![*first, id]),
+            Self::Many(ids) => ids.push(id),
+        }
+    }
+
+    /// Removes `id`; returns whether the bucket is now empty.
+    fn remove(&mut self, id: UnitId) -> bool {
+        match self {
+            Self::One(only) => *only == id,
+            Self::Many(ids) => {
+                if let Some(pos) = ids.iter().position(|&x| x == id) {
+                    ids.swap_remove(pos);
+                }
+                if let [last] = ids[..] {
+                    *self = Self::One(last);
+                }
+                matches!(self, Self::Many(ids) if ids.is_empty())
+            }
+        }
+    }
+}
+
+/// Adds `id` under `key`.
+fn bucket<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, Bucket>, key: K, id: UnitId) {
+    map.entry(key)
+        .and_modify(|b| b.push(id))
+        .or_insert(Bucket::One(id));
+}
 
 pub struct Index {
     cfg: RuleConfig,
@@ -79,7 +127,7 @@ pub struct Index {
     exact: Buckets,
     renamed: Buckets,
     lsh: Buckets,
-    symbols: FxHashMap<Box<str>, Vec<UnitId>>,
+    symbols: FxHashMap<Box<str>, Bucket>,
     /// Identifier occurrences outside the definitions they name, over all files.
     usages: FxHashMap<Box<str>, u32>,
 }
@@ -131,6 +179,18 @@ impl Index {
 
     /// Walks `root`, parses every indexable file in parallel and indexes it.
     pub fn build(root: &Path, cfg: RuleConfig, opts: WalkOptions) -> Result<(Self, BuildReport)> {
+        let (index, report, _) = Self::build_with_sources(root, cfg, opts, false)?;
+        Ok((index, report))
+    }
+
+    /// [`Index::build`], also returning each indexed file's text and syntax tree
+    /// when `keep` is set (so later edits re-parse incrementally).
+    pub fn build_with_sources(
+        root: &Path,
+        cfg: RuleConfig,
+        opts: WalkOptions,
+        keep: bool,
+    ) -> Result<(Self, BuildReport, Vec<Source>)> {
         let start = Instant::now();
         let mut index = Self::new(cfg)?;
         let walked = walk::walk(root, opts)?;
@@ -141,24 +201,35 @@ impl Index {
             .candidates
             .par_iter()
             .map(|c| {
+                let path: Arc<str> = Arc::from(c.rel.as_str());
                 let t0 = Instant::now();
                 let text = match walk::read(c)? {
                     Ok(text) => text,
                     Err(reason) => {
-                        return Ok((
-                            Arc::from(c.rel.as_str()),
-                            Err(reason),
-                            [t0.elapsed(), Duration::ZERO, Duration::ZERO],
-                        ));
+                        return Ok(FileOutcome {
+                            path,
+                            parsed: Err(reason),
+                            source: None,
+                            times: [t0.elapsed(), Duration::ZERO, Duration::ZERO],
+                        });
                     }
                 };
                 let t1 = Instant::now();
                 let tree = units::parse_tree(c.lang, &text)
                     .map_err(|e| e.context(format!("cannot parse {}", c.rel)))?;
                 let t2 = Instant::now();
-                let parsed = units::extract(c.lang, &text, &tree, fp);
+                let parsed = units::extract(c.lang, &text, &tree, fp, None);
                 let times = [t1 - t0, t2 - t1, t2.elapsed()];
-                Ok((Arc::from(c.rel.as_str()), Ok(parsed), times))
+                Ok(FileOutcome {
+                    source: keep.then(|| Source {
+                        path: Arc::clone(&path),
+                        text,
+                        tree,
+                    }),
+                    path,
+                    parsed: Ok(parsed),
+                    times,
+                })
             })
             .collect::<Result<_>>()?;
         let pass_time = pass_start.elapsed();
@@ -168,14 +239,16 @@ impl Index {
             *report.skipped.entry(reason.label()).or_default() += n;
         }
         let mut cpu = [Duration::ZERO; 3];
-        for (path, outcome, times) in outcomes {
-            for (total, t) in cpu.iter_mut().zip(times) {
+        let mut sources = Vec::new();
+        for outcome in outcomes {
+            for (total, t) in cpu.iter_mut().zip(outcome.times) {
                 *total += t;
             }
-            match outcome {
-                Ok(parsed) => index.insert_parsed(path, parsed),
+            match outcome.parsed {
+                Ok(parsed) => index.insert_parsed(outcome.path, parsed),
                 Err(reason) => *report.skipped.entry(reason.label()).or_default() += 1,
             }
+            sources.extend(outcome.source);
         }
         let insert_time = insert_start.elapsed();
         let cpu_total: f64 = cpu.iter().map(Duration::as_secs_f64).sum();
@@ -195,7 +268,7 @@ impl Index {
             total: start.elapsed().as_secs_f64(),
         };
         index.fill_counts(&mut report);
-        Ok((index, report))
+        Ok((index, report, sources))
     }
 
     fn fill_counts(&self, report: &mut BuildReport) {
@@ -221,12 +294,43 @@ impl Index {
     /// Parses `content` as the file `path` would hold it; `None` when no grammar
     /// knows the extension. Does not touch the index.
     pub fn parse(&self, path: &str, content: &str) -> Result<Option<ParsedFile>> {
+        Ok(self
+            .parse_with_tree(path, content)?
+            .map(|(parsed, _)| parsed))
+    }
+
+    /// [`Index::parse`], also returning the syntax tree.
+    pub fn parse_with_tree(&self, path: &str, content: &str) -> Result<Option<(ParsedFile, Tree)>> {
         let Some(lang) = lang::for_path(path) else {
             return Ok(None);
         };
-        let parsed = units::parse_file(lang, content, &self.fp)
+        let tree = units::parse_tree(lang, content)
             .map_err(|e| e.context(format!("cannot parse {path}")))?;
-        Ok(Some(parsed))
+        let parsed = units::extract(lang, content, &tree, &self.fp, None);
+        Ok(Some((parsed, tree)))
+    }
+
+    /// The units of `path` changed by an edit from `old` (parsed as `old_tree`)
+    /// to `new`: only units touching the edited bytes, re-parsed incrementally.
+    pub fn parse_edit(
+        &self,
+        path: &str,
+        old: &str,
+        old_tree: &Tree,
+        new: &str,
+    ) -> Result<Option<ParsedFile>> {
+        let Some(lang) = lang::for_path(path) else {
+            return Ok(None);
+        };
+        let (tree, changed) = units::reparse(lang, old, old_tree, new)
+            .map_err(|e| e.context(format!("cannot parse {path}")))?;
+        Ok(Some(units::extract(
+            lang,
+            new,
+            &tree,
+            &self.fp,
+            Some(changed),
+        )))
     }
 
     /// Re-indexes one file from its new content. Returns false (and drops the
@@ -255,14 +359,14 @@ impl Index {
             });
             let unit = self.units[id as usize].as_ref().map(|u| &u.data);
             if let Some(data) = unit {
-                self.exact.entry(data.exact).or_default().push(id);
-                self.renamed.entry(data.renamed).or_default().push(id);
+                bucket(&mut self.exact, data.exact, id);
+                bucket(&mut self.renamed, data.renamed, id);
                 for &key in data.bands.iter() {
-                    self.lsh.entry(key).or_default().push(id);
+                    bucket(&mut self.lsh, key, id);
                 }
                 if data.kind != UnitKind::Window {
                     let name: Box<str> = data.name.as_str().into();
-                    self.symbols.entry(name).or_default().push(id);
+                    bucket(&mut self.symbols, name, id);
                 }
             }
             ids.push(id);
@@ -348,8 +452,8 @@ impl Index {
     pub fn definitions(&self, name: &str) -> impl Iterator<Item = (UnitId, &Unit)> {
         self.symbols
             .get(name)
-            .into_iter()
-            .flatten()
+            .map_or(&[][..], Bucket::ids)
+            .iter()
             .filter_map(|&id| Some((id, self.unit(id)?)))
     }
 
@@ -363,44 +467,51 @@ impl Index {
     /// itself, its own file); each unit is reported once, under its strongest kind.
     pub fn copies(&self, data: &UnitData, skip: impl Fn(UnitId, &Unit) -> bool) -> Vec<CopyMatch> {
         let mut found: Vec<CopyMatch> = Vec::new();
-        let mut seen: FxHashSet<UnitId> = FxHashSet::default();
         for (map, key, kind) in [
             (&self.exact, data.exact, CopyKind::Exact),
             (&self.renamed, data.renamed, CopyKind::Renamed),
         ] {
-            for &id in map.get(&key).into_iter().flatten() {
-                if seen.insert(id)
-                    && let Some(unit) = self.unit(id)
-                    && !skip(id, unit)
-                {
-                    found.push(CopyMatch {
-                        id,
-                        kind,
-                        similarity: 1.0,
-                    });
+            for &id in map.get(&key).map_or(&[][..], Bucket::ids) {
+                let Some(unit) = self.unit(id) else { continue };
+                // An exact copy also has the same renamed fingerprint: report it once.
+                if (kind == CopyKind::Renamed && unit.data.exact == data.exact) || skip(id, unit) {
+                    continue;
                 }
+                found.push(CopyMatch {
+                    id,
+                    kind,
+                    similarity: 1.0,
+                });
             }
         }
+        let mut candidates: Vec<UnitId> = data
+            .bands
+            .iter()
+            .flat_map(|key| self.lsh.get(key).map_or(&[][..], Bucket::ids))
+            .copied()
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
         let n = data.shingles.len();
-        for key in data.bands.iter() {
-            for &id in self.lsh.get(key).into_iter().flatten() {
-                if !seen.insert(id) {
-                    continue;
-                }
-                let Some(unit) = self.unit(id) else { continue };
-                let m = unit.data.shingles.len();
-                // Jaccard cannot exceed the ratio of the set sizes.
-                if (n.min(m) as f64) < self.cfg.threshold * n.max(m) as f64 || skip(id, unit) {
-                    continue;
-                }
-                let similarity = jaccard(&data.shingles, &unit.data.shingles);
-                if similarity >= self.cfg.threshold {
-                    found.push(CopyMatch {
-                        id,
-                        kind: CopyKind::Near,
-                        similarity,
-                    });
-                }
+        for id in candidates {
+            let Some(unit) = self.unit(id) else { continue };
+            let m = unit.data.shingles.len();
+            // Same renamed fingerprint: already reported above. And Jaccard
+            // cannot exceed the ratio of the set sizes.
+            if unit.data.renamed == data.renamed
+                || (n.min(m) as f64) < self.cfg.threshold * n.max(m) as f64
+                || skip(id, unit)
+            {
+                continue;
+            }
+            if let Some(similarity) =
+                jaccard_at_least(&data.shingles, &unit.data.shingles, self.cfg.threshold)
+            {
+                found.push(CopyMatch {
+                    id,
+                    kind: CopyKind::Near,
+                    similarity,
+                });
             }
         }
         found
@@ -422,9 +533,9 @@ impl Index {
         let buckets = |map: &Buckets| {
             let mut out: Vec<(u64, Vec<String>)> = map
                 .iter()
-                .filter(|(_, ids)| !ids.is_empty())
+                .filter(|(_, ids)| !ids.ids().is_empty())
                 .map(|(k, ids)| {
-                    let mut v: Vec<String> = ids.iter().map(|&id| describe(id)).collect();
+                    let mut v: Vec<String> = ids.ids().iter().map(|&id| describe(id)).collect();
                     v.sort();
                     (*k, v)
                 })
@@ -454,9 +565,9 @@ impl Index {
         let mut symbols: Vec<(String, Vec<String>)> = self
             .symbols
             .iter()
-            .filter(|(_, ids)| !ids.is_empty())
+            .filter(|(_, ids)| !ids.ids().is_empty())
             .map(|(k, ids)| {
-                let mut v: Vec<String> = ids.iter().map(|&id| describe(id)).collect();
+                let mut v: Vec<String> = ids.ids().iter().map(|&id| describe(id)).collect();
                 v.sort();
                 (k.to_string(), v)
             })
@@ -473,9 +584,21 @@ impl Index {
     }
 }
 
-/// One file of the parallel pass: its units or why it was skipped, and the CPU
-/// time spent reading, parsing and fingerprinting it.
-type FileOutcome = (Arc<str>, Result<ParsedFile, SkipReason>, [Duration; 3]);
+/// One file of the parallel pass: its units or why it was skipped, its source
+/// when kept, and the CPU time spent reading, parsing and fingerprinting it.
+struct FileOutcome {
+    path: Arc<str>,
+    parsed: Result<ParsedFile, SkipReason>,
+    source: Option<Source>,
+    times: [Duration; 3],
+}
+
+/// A file's text and its syntax tree.
+pub struct Source {
+    pub path: Arc<str>,
+    pub text: String,
+    pub tree: Tree,
+}
 
 /// See [`Index::digest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -489,17 +612,12 @@ pub struct IndexDigest {
 }
 
 /// Removes `id` from a bucket, dropping the bucket when it empties.
-fn unbucket<K, Q>(map: &mut FxHashMap<K, Vec<UnitId>>, key: &Q, id: UnitId)
+fn unbucket<K, Q>(map: &mut FxHashMap<K, Bucket>, key: &Q, id: UnitId)
 where
     K: std::borrow::Borrow<Q> + std::hash::Hash + Eq,
     Q: std::hash::Hash + Eq + ?Sized,
 {
-    if let Some(ids) = map.get_mut(key) {
-        if let Some(pos) = ids.iter().position(|&x| x == id) {
-            ids.swap_remove(pos);
-        }
-        if ids.is_empty() {
-            map.remove(key);
-        }
+    if map.get_mut(key).is_some_and(|b| b.remove(id)) {
+        map.remove(key);
     }
 }

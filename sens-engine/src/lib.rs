@@ -6,6 +6,7 @@
 pub const CANON: &str = include_str!("canon.md");
 
 pub mod dupes;
+pub mod engine;
 pub mod finding;
 pub mod fingerprint;
 pub mod index;
@@ -13,5 +14,6 @@ pub mod judge;
 pub mod lang;
 pub mod rules;
 pub mod session;
+pub mod suggest;
 pub mod units;
 pub mod walk;

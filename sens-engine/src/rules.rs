@@ -5,6 +5,11 @@
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
+use crate::finding::{ExistingUnit, Finding, NewUnit};
+use crate::index::{CopyKind, CopyMatch, Index, Unit, UnitId};
+use crate::units::{ParsedFile, UnitData, UnitKind};
+use crate::walk::is_generated_file;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuleConfig {
     /// Exact Jaccard of shingle sets at or above which a unit is a near copy.
@@ -59,6 +64,267 @@ impl RuleConfig {
     pub fn rows(&self) -> usize {
         self.permutations / self.bands
     }
+}
+
+/// A unit the write adds: its fingerprint did not stand in the file before.
+pub fn added_units<'a>(before: &[&UnitData], after: &'a ParsedFile) -> Vec<&'a UnitData> {
+    let old: Vec<u64> = before.iter().map(|u| u.renamed).collect();
+    after
+        .units
+        .iter()
+        .filter(|u| !old.contains(&u.renamed))
+        .collect()
+}
+
+/// Path segments that hold tests' fixtures and test data: copies there never block.
+const FIXTURE_DIRS: &[&str] = &[
+    "fixtures",
+    "fixture",
+    "__fixtures__",
+    "testdata",
+    "test_data",
+    "__snapshots__",
+];
+const TEST_DIRS: &[&str] = &["tests", "test", "__tests__", "spec", "specs"];
+
+pub fn is_fixture_path(path: &str) -> bool {
+    path.split('/').any(|seg| FIXTURE_DIRS.contains(&seg))
+}
+
+/// Test files by the usual conventions of the supported languages.
+pub fn is_test_path(path: &str) -> bool {
+    let mut segments: Vec<&str> = path.split('/').collect();
+    let file = segments.pop().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    segments.iter().any(|seg| TEST_DIRS.contains(seg))
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_spec")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+}
+
+/// Copy findings (`copy.exact`, `copy.renamed`, `copy.near`) for the units that
+/// `after` adds to `path` relative to `before`, against every other file of the
+/// index. One finding per copied region: a window inside a copied function is
+/// not reported again.
+pub fn copy_findings(
+    index: &Index,
+    path: &str,
+    text: &str,
+    after: &ParsedFile,
+    before: &[&UnitData],
+) -> Vec<Finding> {
+    let cfg = index.config();
+    let never_blocks = is_generated_file(path, text) || is_fixture_path(path);
+    let elsewhere = |_: UnitId, u: &Unit| &*u.file == path;
+    let mut found: Vec<(&UnitData, Finding)> = Vec::new();
+    for unit in added_units(before, after) {
+        let mut matches = index.copies(unit, elsewhere);
+        // A copy that already stood in the old version of this unit is not new.
+        let old_twin = before
+            .iter()
+            .find(|o| o.kind == unit.kind && o.name == unit.name);
+        if let Some(old) = old_twin {
+            let old_matches: Vec<UnitId> =
+                index.copies(old, elsewhere).iter().map(|m| m.id).collect();
+            matches.retain(|m| !old_matches.contains(&m.id));
+        }
+        let Some((best, existing)) = best_match(index, unit, &matches) else {
+            continue;
+        };
+        let blocks = !never_blocks
+            && !is_fixture_path(&existing.file)
+            && unit.tokens as usize >= cfg.floor
+            && !unit.imports_only
+            && !is_trivial(unit, cfg);
+        found.push((
+            unit,
+            copy_finding(index, path, unit, best, existing, blocks),
+        ));
+    }
+    outermost(found)
+}
+
+/// Long but repetitive units (tables, lists of calls) are not logic to reuse.
+fn is_trivial(unit: &UnitData, cfg: &RuleConfig) -> bool {
+    unit.shingles.len() < cfg.floor / 2
+}
+
+/// The match to report: the strongest kind, then the highest similarity, then
+/// one of the same kind, then one of the same name, then a function or class
+/// over a window, then the most used.
+fn best_match<'a>(
+    index: &'a Index,
+    unit: &UnitData,
+    matches: &[CopyMatch],
+) -> Option<(CopyMatch, &'a Unit)> {
+    matches
+        .iter()
+        .filter_map(|m| Some((*m, index.unit(m.id)?)))
+        .min_by(|(a, ua), (b, ub)| {
+            let other_kind = |u: &Unit| u.data.kind != unit.kind;
+            a.kind
+                .cmp(&b.kind)
+                .then(b.similarity.total_cmp(&a.similarity))
+                .then(other_kind(ua).cmp(&other_kind(ub)))
+                .then((ua.data.name != unit.name).cmp(&(ub.data.name != unit.name)))
+                .then((ua.data.kind == UnitKind::Window).cmp(&(ub.data.kind == UnitKind::Window)))
+                .then(usages(index, ub).cmp(&usages(index, ua)))
+                .then((&ua.file, ua.data.start_line).cmp(&(&ub.file, ub.data.start_line)))
+        })
+}
+
+/// References to the unit's name (a window counts its enclosing unit's).
+fn usages(index: &Index, unit: &Unit) -> u32 {
+    let name = unit
+        .data
+        .name
+        .strip_prefix(WINDOW_PREFIX)
+        .unwrap_or(&unit.data.name);
+    index.usages(name)
+}
+
+const WINDOW_PREFIX: &str = "window in ";
+
+fn copy_finding(
+    index: &Index,
+    path: &str,
+    unit: &UnitData,
+    m: CopyMatch,
+    existing: &Unit,
+    blocks: bool,
+) -> Finding {
+    let at = format!("{}:{}", existing.file, existing.data.start_line);
+    let name = &existing.data.name;
+    let windowed = unit.kind == UnitKind::Window || existing.data.kind == UnitKind::Window;
+    let message = if windowed {
+        let owner = name.strip_prefix(WINDOW_PREFIX).unwrap_or(name);
+        format!(
+            "Lines {}-{} repeat code of `{owner}` at {at}: extract the shared part once and call it from both.",
+            unit.start_line, unit.end_line
+        )
+    } else {
+        match m.kind {
+            CopyKind::Exact => format!(
+                "`{}` is a copy of `{name}` at {at}: call `{name}` instead.",
+                unit.name
+            ),
+            CopyKind::Renamed => format!(
+                "`{}` is `{name}` at {at} with names changed: call `{name}` instead.",
+                unit.name
+            ),
+            CopyKind::Near => format!(
+                "`{}` is {:.0}% the same as `{name}` at {at}: call `{name}`, or extract the shared part once and call it from both.",
+                unit.name,
+                m.similarity * 100.0
+            ),
+        }
+    };
+    Finding {
+        rule: m.kind.rule().to_string(),
+        blocks,
+        similarity: m.similarity,
+        message,
+        new: NewUnit {
+            file: path.to_string(),
+            line: unit.start_line as usize,
+            name: unit.name.clone(),
+        },
+        existing: Some(ExistingUnit {
+            file: existing.file.to_string(),
+            line: existing.data.start_line as usize,
+            signature: existing.data.signature.clone(),
+            usages: usages(index, existing) as usize,
+        }),
+    }
+}
+
+/// Keeps the findings of the outermost units: a unit inside another reported
+/// unit repeats its finding.
+fn outermost(mut found: Vec<(&UnitData, Finding)>) -> Vec<Finding> {
+    found.sort_by_key(|(u, _)| (u.start_line, std::cmp::Reverse(u.end_line)));
+    let mut kept: Vec<(&UnitData, Finding)> = Vec::new();
+    for (unit, finding) in found {
+        let inside = kept
+            .iter()
+            .any(|(k, _)| k.start_line <= unit.start_line && unit.end_line <= k.end_line);
+        if !inside {
+            kept.push((unit, finding));
+        }
+    }
+    kept.into_iter().map(|(_, f)| f).collect()
+}
+
+/// Names the runtime or a framework calls: never orphans.
+const ENTRY_POINTS: &[&str] = &["main", "init", "constructor", "setUp", "tearDown"];
+
+/// `orphan` findings (audit only): functions and methods `after` adds to `path`
+/// that nothing references. The index must already hold the project as it is
+/// after the change, so references from other changed files count.
+pub fn orphan_findings(
+    index: &Index,
+    path: &str,
+    text: &str,
+    after: &ParsedFile,
+    before: &[&UnitData],
+) -> Vec<Finding> {
+    if is_test_path(path) || is_fixture_path(path) || is_generated_file(path, text) {
+        return Vec::new();
+    }
+    let old_names: Vec<&str> = before
+        .iter()
+        .filter(|u| u.kind == UnitKind::Function)
+        .map(|u| u.name.as_str())
+        .collect();
+    after
+        .units
+        .iter()
+        .filter(|u| u.kind == UnitKind::Function && !old_names.contains(&u.name.as_str()))
+        .filter(|u| !is_excluded_from_orphans(u, path, text) && index.usages(&u.name) == 0)
+        .map(|u| Finding {
+            rule: "orphan".to_string(),
+            blocks: true,
+            similarity: 0.0,
+            message: format!(
+                "`{}` is added but nothing calls it: call it where it is needed, or delete it.",
+                u.name
+            ),
+            new: NewUnit {
+                file: path.to_string(),
+                line: u.start_line as usize,
+                name: u.name.clone(),
+            },
+            existing: None,
+        })
+        .collect()
+}
+
+fn is_excluded_from_orphans(unit: &UnitData, path: &str, text: &str) -> bool {
+    let name = unit.name.as_str();
+    let facts = &unit.facts;
+    ENTRY_POINTS.contains(&name)
+        || name.starts_with('<')
+        || (name.starts_with("__") && name.ends_with("__"))
+        || name.starts_with("test")
+        || name.starts_with("Test")
+        || facts.exported
+        || facts.implements
+        // Attributes and decorators hand the function to a framework or the
+        // test runner (`#[test]`, `@app.route`, `@pytest.fixture`).
+        || !facts.decorators.is_empty()
+        || python_public(path, text, name)
+}
+
+/// A Python package's API: public names of an `__init__.py`, or names listed in
+/// the module's `__all__`.
+fn python_public(path: &str, text: &str, name: &str) -> bool {
+    if !path.ends_with(".py") {
+        return false;
+    }
+    let init = path.rsplit('/').next() == Some("__init__.py") && !name.starts_with('_');
+    init || (text.contains("__all__")
+        && (text.contains(&format!("\"{name}\"")) || text.contains(&format!("'{name}'"))))
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 //! of the syntax tree collects the file's leaf tokens; units are ranges of them.
 
 use rustc_hash::FxHashMap;
-use tree_sitter::{Node, Parser, Tree};
+use std::ops::Range;
+
+use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
 use crate::fingerprint::{self, MinHasher, Token, TokenClass};
 use crate::lang::{KindFlags, Lang};
@@ -42,7 +44,26 @@ pub struct UnitData {
     pub bands: Box<[u64]>,
     /// A window made only of import/use statements: never a blocking copy.
     pub imports_only: bool,
+    pub facts: UnitFacts,
 }
+
+/// What the rules need to know about a unit beyond its fingerprints.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnitFacts {
+    /// Visible outside its module by its declaration: `pub`, `export`, `public`,
+    /// a capitalised Go name. (Python's public names depend on the file: the rules.)
+    pub exported: bool,
+    /// Attributes, decorators and annotations written before the unit.
+    pub decorators: String,
+    /// A method of a trait implementation or an override: called through the
+    /// interface, not by name.
+    pub implements: bool,
+    /// Doc comments before the unit, or a Python docstring; whitespace collapsed.
+    pub doc: String,
+}
+
+/// Doc text kept per unit (for suggestions), in bytes.
+const DOC_MAX: usize = 400;
 
 /// What one file contributes to the index.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,10 +112,77 @@ pub fn parse_tree(lang: &Lang, source: &str) -> anyhow::Result<Tree> {
 /// Parse and extract in one call.
 pub fn parse_file(lang: &Lang, source: &str, fp: &Fingerprinter) -> anyhow::Result<ParsedFile> {
     let tree = parse_tree(lang, source)?;
-    Ok(extract(lang, source, &tree, fp))
+    Ok(extract(lang, source, &tree, fp, None))
+}
+
+/// Parses `new` reusing the tree of `old` (tree-sitter re-parses only what the
+/// edit touched). Returns the new tree and the byte range of `new` that differs
+/// from `old`.
+pub fn reparse(
+    lang: &Lang,
+    old: &str,
+    old_tree: &Tree,
+    new: &str,
+) -> anyhow::Result<(Tree, Range<usize>)> {
+    let changed = changed_range(old, new);
+    let old_end = old.len() - (new.len() - changed.end);
+    let mut tree = old_tree.clone();
+    tree.edit(&InputEdit {
+        start_byte: changed.start,
+        old_end_byte: old_end,
+        new_end_byte: changed.end,
+        start_position: point(old, changed.start),
+        old_end_position: point(old, old_end),
+        new_end_position: point(new, changed.end),
+    });
+    PARSER.with(|parser| {
+        let mut parser = parser.borrow_mut();
+        parser
+            .set_language(&lang.language)
+            .map_err(|e| anyhow::anyhow!("grammar of {} cannot be loaded: {e}", lang.name()))?;
+        let tree = parser
+            .parse(new, Some(&tree))
+            .ok_or_else(|| anyhow::anyhow!("the {} parser gave up", lang.name()))?;
+        Ok((tree, changed))
+    })
+}
+
+/// The byte range of `new` between the longest common prefix and suffix of the
+/// two texts, on character boundaries.
+pub fn changed_range(old: &str, new: &str) -> Range<usize> {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let mut prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    while !new.is_char_boundary(prefix) || !old.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let room = a.len().min(b.len()) - prefix;
+    let mut suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    while !new.is_char_boundary(new.len() - suffix) || !old.is_char_boundary(old.len() - suffix) {
+        suffix -= 1;
+    }
+    prefix..new.len() - suffix
+}
+
+fn point(text: &str, byte: usize) -> Point {
+    let head = &text.as_bytes()[..byte];
+    let row = head.iter().filter(|&&c| c == b'\n').count();
+    let column = head.iter().rev().take_while(|&&c| c != b'\n').count();
+    Point { row, column }
+}
+
+/// Whether a unit spanning `start..end` touches `focus` (no focus: every unit).
+fn in_focus(focus: Option<&Range<usize>>, start: usize, end: usize) -> bool {
+    focus.is_none_or(|f| start <= f.end && f.start <= end)
 }
 
 struct Stmt {
+    bytes: Range<usize>,
     tok_start: usize,
     tok_end: usize,
     start_line: u32,
@@ -109,6 +197,8 @@ struct Frame<'t> {
     unit: Option<UnitKind>,
     block: bool,
     stmt: bool,
+    /// Touches the focus of a focused extraction (always true without one).
+    touching: bool,
     /// Statements seen so far, for block frames.
     stmts: Vec<Stmt>,
 }
@@ -122,10 +212,20 @@ struct RawUnit {
     tok_start: usize,
     tok_end: usize,
     imports_only: bool,
+    facts: UnitFacts,
 }
 
-/// Walks the tree once: tokens, units, windows and identifier counts.
-pub fn extract(lang: &Lang, source: &str, tree: &Tree, fp: &Fingerprinter) -> ParsedFile {
+/// Walks the tree once: tokens, units, windows and identifier counts. With a
+/// `focus` byte range, only units touching it are kept (the others are known
+/// unchanged) and the identifier counts cover the whole file as always.
+pub fn extract(
+    lang: &Lang,
+    source: &str,
+    tree: &Tree,
+    fp: &Fingerprinter,
+    focus: Option<Range<usize>>,
+) -> ParsedFile {
+    let focus = focus.as_ref();
     let root = tree.root_node();
     let mut tokens: Vec<Token> = Vec::new();
     let mut idents: FxHashMap<&str, u32> = FxHashMap::default();
@@ -144,7 +244,12 @@ pub fn extract(lang: &Lang, source: &str, tree: &Tree, fp: &Fingerprinter) -> Pa
         let parent_is_block = frames
             .last()
             .is_some_and(|f| f.block && f.depth + 1 == depth);
-        let skip = node.is_error() || node.is_missing() || flags.contains(KindFlags::COMMENT);
+        let touching = in_focus(focus, node.start_byte(), node.end_byte());
+        // With a focus, a subtree that neither touches it nor lies inside a unit
+        // or block that does cannot contribute to a kept unit.
+        let unfocused = !touching && !frames.iter().any(|f| f.touching);
+        let skip =
+            node.is_error() || node.is_missing() || flags.contains(KindFlags::COMMENT) || unfocused;
         let is_stmt = parent_is_block && node.is_named() && !skip;
         let atomic = node.child_count() == 0
             || flags.intersects(KindFlags::STRING | KindFlags::NUMBER | KindFlags::IDENTIFIER);
@@ -166,6 +271,7 @@ pub fn extract(lang: &Lang, source: &str, tree: &Tree, fp: &Fingerprinter) -> Pa
                 unit,
                 block: flags.contains(KindFlags::BLOCK),
                 stmt: is_stmt,
+                touching,
                 stmts: Vec::new(),
             });
         }
@@ -192,7 +298,7 @@ pub fn extract(lang: &Lang, source: &str, tree: &Tree, fp: &Fingerprinter) -> Pa
         // The current node is done; close it and every ancestor that has no
         // next sibling.
         loop {
-            close_frame(&mut frames, depth, &tokens, &mut raw, lang, source);
+            close_frame(&mut frames, depth, &tokens, &mut raw, lang, source, focus);
             if cursor.goto_next_sibling() {
                 break;
             }
@@ -211,6 +317,7 @@ fn close_frame(
     raw: &mut Vec<RawUnit>,
     lang: &Lang,
     source: &str,
+    focus: Option<&Range<usize>>,
 ) {
     if frames.last().is_none_or(|f| f.depth != depth) {
         return;
@@ -219,30 +326,45 @@ fn close_frame(
     let tok_end = tokens.len();
     let start_line = line_of(frame.node.start_position().row);
     let end_line = line_of(frame.node.end_position().row);
-    if let Some(kind) = frame.unit {
+    let bytes = frame.node.byte_range();
+    if let Some(kind) = frame.unit
+        && in_focus(focus, bytes.start, bytes.end)
+    {
+        let name = unit_name(frame.node, source);
+        let signature = signature(frame.node, lang, source);
+        let facts = facts(frame.node, frames, lang, source, &name, &signature);
         raw.push(RawUnit {
             kind,
-            name: unit_name(frame.node, source),
-            signature: signature(frame.node, lang, source),
+            name,
+            signature,
             start_line,
             end_line,
             tok_start: frame.tok_start,
             tok_end,
             imports_only: false,
+            facts,
         });
     }
     if frame.block && frame.stmts.len() >= WINDOW {
-        let owner = enclosing_name(frames, source);
+        let owner = frames.iter().rev().find(|f| f.unit.is_some());
+        let (owner_name, owner_signature) = owner.map_or_else(
+            || ("<top level>".to_string(), String::new()),
+            |f| (unit_name(f.node, source), signature(f.node, lang, source)),
+        );
         for w in frame.stmts.windows(WINDOW) {
+            if !in_focus(focus, w[0].bytes.start, w[WINDOW - 1].bytes.end) {
+                continue;
+            }
             raw.push(RawUnit {
                 kind: UnitKind::Window,
-                name: format!("window in {owner}"),
-                signature: String::new(),
+                name: format!("window in {owner_name}"),
+                signature: owner_signature.clone(),
                 start_line: w[0].start_line,
                 end_line: w[WINDOW - 1].end_line,
                 tok_start: w[0].tok_start,
                 tok_end: w[WINDOW - 1].tok_end,
                 imports_only: w.iter().all(|s| s.import),
+                facts: UnitFacts::default(),
             });
         }
     }
@@ -251,6 +373,7 @@ fn close_frame(
         && let Some(parent) = frames.last_mut()
     {
         parent.stmts.push(Stmt {
+            bytes,
             tok_start: frame.tok_start,
             tok_end,
             start_line,
@@ -264,12 +387,110 @@ fn line_of(row: usize) -> u32 {
     u32::try_from(row + 1).unwrap_or(u32::MAX)
 }
 
-fn enclosing_name(frames: &[Frame], source: &str) -> String {
-    frames
+fn facts(
+    node: Node,
+    frames: &[Frame],
+    lang: &Lang,
+    source: &str,
+    name: &str,
+    signature: &str,
+) -> UnitFacts {
+    let text = |n: Node| collapse(&source[n.byte_range()]);
+    let is_comment = |n: Node| lang.flags(n.kind_id()).contains(KindFlags::COMMENT);
+    let is_decoration = |n: Node| {
+        let k = n.kind();
+        k.contains("attribute") || k.contains("decorator") || k.contains("annotation")
+    };
+    let mut decorators = Vec::new();
+    let mut doc = Vec::new();
+    // Attributes and doc comments stand right before the unit, in any order.
+    let mut next_row = node.start_position().row;
+    let mut prev = node.prev_named_sibling();
+    while let Some(p) = prev {
+        if p.end_position().row + 1 < next_row {
+            break;
+        }
+        if is_decoration(p) {
+            decorators.push(text(p));
+        } else if is_comment(p) {
+            doc.push(text(p));
+        } else {
+            break;
+        }
+        next_row = p.start_position().row;
+        prev = p.prev_named_sibling();
+    }
+    // Python: `@decorator` lines wrap the definition.
+    if let Some(parent) = node.parent()
+        && parent.kind() == "decorated_definition"
+    {
+        let mut cursor = parent.walk();
+        decorators.extend(
+            parent
+                .named_children(&mut cursor)
+                .filter(|c| is_decoration(*c))
+                .map(text),
+        );
+    }
+    doc.reverse();
+    if let Some(docstring) = docstring(node, source) {
+        doc.push(docstring);
+    }
+    let mut doc = doc.join(" ");
+    truncate(&mut doc, DOC_MAX);
+    let decorators = decorators.join(" ");
+    let in_trait_impl = frames
         .iter()
         .rev()
         .find(|f| f.unit.is_some())
-        .map_or_else(|| "<top level>".to_string(), |f| unit_name(f.node, source))
+        .is_some_and(|f| f.node.child_by_field_name("trait").is_some());
+    UnitFacts {
+        exported: signature.starts_with("pub ")
+            || signature.starts_with("public ")
+            || signature.contains(" public ")
+            || exported_by_statement(node)
+            || (lang.name() == "go" && name.starts_with(|c: char| c.is_uppercase())),
+        implements: in_trait_impl
+            || signature.split_whitespace().any(|w| w == "override")
+            || decorators.contains("Override"),
+        decorators,
+        doc,
+    }
+}
+
+/// JS/TS: `export function f`, `export const f = () => ...`, `export class C`.
+fn exported_by_statement(node: Node) -> bool {
+    let mut current = node.parent();
+    for _ in 0..3 {
+        match current {
+            Some(n) if n.kind() == "export_statement" => return true,
+            Some(n) if matches!(n.kind(), "variable_declarator" | "lexical_declaration") => {
+                current = n.parent();
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Python: the string that opens a function's or class's body.
+fn docstring(node: Node, source: &str) -> Option<String> {
+    let body = node.child_by_field_name("body")?;
+    let first = body.named_child(0)?;
+    let string = first.named_child(0)?;
+    (first.kind() == "expression_statement" && string.kind() == "string")
+        .then(|| collapse(&source[string.byte_range()]))
+}
+
+fn truncate(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
 }
 
 fn finish(
@@ -311,6 +532,7 @@ fn finish(
             shingles: shingles.into_boxed_slice(),
             bands: bands.into_boxed_slice(),
             imports_only: r.imports_only,
+            facts: r.facts,
         });
     }
     // Units in source order (the walk closes inner units first).
@@ -400,14 +622,7 @@ fn signature(node: Node, lang: &Lang, source: &str) -> String {
     let mut sig = collapse(head);
     let sig_trimmed = sig.trim_end_matches(['{', ':', ' ', '=']).len();
     sig.truncate(sig_trimmed);
-    if sig.len() > SIGNATURE_MAX {
-        let mut cut = SIGNATURE_MAX;
-        while !sig.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        sig.truncate(cut);
-        sig.push('…');
-    }
+    truncate(&mut sig, SIGNATURE_MAX);
     sig
 }
 

@@ -190,6 +190,12 @@ pub fn content_verdict(bytes: Vec<u8>) -> Result<String, SkipReason> {
     Ok(text)
 }
 
+/// Whether a file is generated, by its name or a marker near its top.
+pub fn is_generated_file(rel: &str, text: &str) -> bool {
+    let lower = rel.to_ascii_lowercase();
+    GENERATED_SUFFIXES.iter().any(|s| lower.ends_with(s)) || is_generated(text)
+}
+
 fn is_generated(text: &str) -> bool {
     let mut end = text.len().min(GENERATED_PROBE);
     while !text.is_char_boundary(end) {

@@ -102,3 +102,44 @@ fn usages_count_references_outside_the_definition() {
     assert_eq!(def.data.signature, "def helper(x)");
     assert_eq!((&*def.file, def.data.start_line), ("lib.py", 1));
 }
+
+#[test]
+fn an_incremental_reparse_finds_the_same_changed_units_as_a_full_parse() {
+    let index = Index::new(RuleConfig::default()).unwrap();
+    for ext in ["rs", "ts", "py"] {
+        let path = format!("src/a.{ext}");
+        let old = format!(
+            "{}\n{}",
+            fixture("unrelated", ext),
+            fixture("original", ext)
+        );
+        let new = format!("{}\n{}", fixture("unrelated", ext), fixture("near", ext));
+        let (old_parsed, old_tree) = index.parse_with_tree(&path, &old).unwrap().unwrap();
+        let full = index.parse(&path, &new).unwrap().unwrap();
+        let focused = index
+            .parse_edit(&path, &old, &old_tree, &new)
+            .unwrap()
+            .unwrap();
+        let old_prints: Vec<u64> = old_parsed.units.iter().map(|u| u.renamed).collect();
+        let added: Vec<_> = full
+            .units
+            .iter()
+            .filter(|u| !old_prints.contains(&u.renamed))
+            .collect();
+        assert!(!added.is_empty(), "{ext}");
+        for unit in &added {
+            assert!(focused.units.contains(unit), "{ext}: {} missing", unit.name);
+        }
+        for unit in &focused.units {
+            assert!(
+                full.units.contains(unit),
+                "{ext}: {} is not in the full parse",
+                unit.name
+            );
+        }
+        assert!(
+            focused.units.len() < full.units.len(),
+            "{ext}: the unchanged function is skipped"
+        );
+    }
+}

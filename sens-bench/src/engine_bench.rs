@@ -1,0 +1,321 @@
+//! `sens-bench engine bench DIR`: the engine's speed on a real project (SPEC 5),
+//! side by side with jscpd on the same folder in the same run. Numbers are printed,
+//! never asserted.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use sens_engine::Engine;
+use sens_engine::index::{BuildReport, Index};
+use sens_engine::judge::Judge;
+use sens_engine::rules::RuleConfig;
+use sens_engine::units::UnitKind;
+use sens_engine::walk::WalkOptions;
+
+/// Nearest-rank percentile of an ascending sample; `q` in [0, 1].
+pub fn percentile(sorted: &[Duration], q: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// Times `f` once per item; returns the ascending sample.
+fn sample<T>(items: &[T], mut f: impl FnMut(&T)) -> Vec<Duration> {
+    let mut times: Vec<Duration> = items
+        .iter()
+        .map(|item| {
+            let start = Instant::now();
+            f(item);
+            start.elapsed()
+        })
+        .collect();
+    times.sort_unstable();
+    times
+}
+
+/// This thread's CPU time: unlike wall time, it does not count the time the
+/// scheduler gave to other processes (the machine is shared).
+fn thread_cpu() -> Result<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec and the clock id is a constant.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        bail!(
+            "cannot read the thread CPU clock: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(Duration::new(
+        u64::try_from(ts.tv_sec).unwrap_or(0),
+        u32::try_from(ts.tv_nsec).unwrap_or(0),
+    ))
+}
+
+/// Wall and CPU time of `f` once per item; both ascending.
+fn sample_with_cpu<T>(
+    items: &[T],
+    mut f: impl FnMut(&T),
+) -> Result<(Vec<Duration>, Vec<Duration>)> {
+    let mut wall = Vec::with_capacity(items.len());
+    let mut cpu = Vec::with_capacity(items.len());
+    for item in items {
+        let (c0, w0) = (thread_cpu()?, Instant::now());
+        f(item);
+        wall.push(w0.elapsed());
+        cpu.push(thread_cpu()?.saturating_sub(c0));
+    }
+    wall.sort_unstable();
+    cpu.sort_unstable();
+    Ok((wall, cpu))
+}
+
+/// `p50 .. ms, p99 .. ms` of a sample.
+fn millis_line(sorted: &[Duration]) -> String {
+    format!(
+        "p50 {:.3} ms, p99 {:.3} ms",
+        micros(percentile(sorted, 0.5)) / 1e3,
+        micros(percentile(sorted, 0.99)) / 1e3
+    )
+}
+
+pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
+    if runs == 0 {
+        bail!("--runs must be at least 1");
+    }
+    let mut best: Option<(Index, BuildReport)> = None;
+    for _ in 0..runs {
+        let built = Index::build(dir, RuleConfig::default(), WalkOptions::default())?;
+        if best
+            .as_ref()
+            .is_none_or(|(_, r)| built.1.seconds.total < r.seconds.total)
+        {
+            best = Some(built);
+        }
+    }
+    let Some((mut index, report)) = best else {
+        bail!("no index run finished");
+    };
+    println!(
+        "engine bench on {} ({} files, {} units; {} cores)",
+        dir.display(),
+        report.files,
+        report.units,
+        std::thread::available_parallelism().map_or(1, usize::from)
+    );
+    let s = &report.seconds;
+    println!(
+        "full index, best of {runs}: total {:.3} s (walk {:.3}, read {:.3}, parse {:.3}, fingerprint {:.3}, insert {:.3})",
+        s.total, s.walk, s.read, s.parse, s.fingerprint, s.insert
+    );
+
+    // As the rules look: a unit against the units of every other file. Once in
+    // sequence over all units (caches cold, as between two hook calls), then each
+    // unit repeated (caches warm).
+    let ids: Vec<_> = index.units().map(|(id, _)| id).collect();
+    let lookup = |id: &sens_engine::index::UnitId| {
+        if let Some(unit) = index.unit(*id) {
+            black_box(index.copies(&unit.data, |_, other| other.file == unit.file));
+        }
+    };
+    let cold = sample(&ids, lookup);
+    let mut warm: Vec<Duration> = ids
+        .iter()
+        .map(|id| {
+            lookup(id);
+            let start = Instant::now();
+            lookup(id);
+            start.elapsed()
+        })
+        .collect();
+    warm.sort_unstable();
+    println!(
+        "copy lookup: median {:.2} us, p99 {:.2} us over {} units (warm caches: median {:.2} us)",
+        micros(percentile(&cold, 0.5)),
+        micros(percentile(&cold, 0.99)),
+        cold.len(),
+        micros(percentile(&warm, 0.5)),
+    );
+
+    let mut files: Vec<(String, String)> = Vec::new();
+    for (path, _) in index.files() {
+        let text = std::fs::read_to_string(dir.join(path))
+            .with_context(|| format!("cannot read {path} again for the re-index timing"))?;
+        files.push((path.to_string(), text));
+    }
+    let mut failure = None;
+    let (reindex, reindex_cpu) = sample_with_cpu(&files, |(path, text)| {
+        if let Err(e) = index.update_file(path, text) {
+            failure.get_or_insert(e);
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e.context("re-indexing a file failed"));
+    }
+    println!(
+        "one-file re-index over {} files: wall {}; CPU {}",
+        reindex.len(),
+        millis_line(&reindex),
+        millis_line(&reindex_cpu)
+    );
+
+    let (verdicts, verdicts_cpu) = verdict_times(dir, &files)?;
+    println!(
+        "PreToolUse verdict over {} writes (a function of another file appended): wall {}; CPU {}",
+        verdicts.len(),
+        millis_line(&verdicts),
+        millis_line(&verdicts_cpu)
+    );
+
+    match find_jscpd() {
+        Some(jscpd) => {
+            let (wall, summary) = run_jscpd(&jscpd, dir)?;
+            println!(
+                "jscpd: wall {:.3} s ({summary}); engine full index / jscpd = {:.2}",
+                wall.as_secs_f64(),
+                s.total / wall.as_secs_f64()
+            );
+        }
+        None => println!("jscpd: not installed (scripts/setup.sh puts it in .tools/)"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Times `check_write` for every file written back with the largest function
+/// of the next file appended: the copy rules' heaviest path.
+fn verdict_times(dir: &Path, files: &[(String, String)]) -> Result<(Vec<Duration>, Vec<Duration>)> {
+    let mut engine = Engine::open(dir, RuleConfig::default())?;
+    let writes: Vec<(String, String)> = files
+        .iter()
+        .zip(files.iter().cycle().skip(1))
+        .map(|((path, text), (next_path, next_text))| {
+            let appended =
+                largest_function(engine.index(), next_path, next_text).unwrap_or_default();
+            (path.clone(), format!("{text}\n{appended}\n"))
+        })
+        .collect();
+    let mut failure = None;
+    let times = sample_with_cpu(&writes, |(path, content)| {
+        if let Err(e) = engine.check_write(Path::new(path), content) {
+            failure.get_or_insert(e);
+        }
+    })?;
+    match failure {
+        Some(e) => Err(e.context("a PreToolUse verdict failed")),
+        None => Ok(times),
+    }
+}
+
+/// The source lines of the file's largest function.
+fn largest_function(index: &Index, path: &str, text: &str) -> Option<String> {
+    let entry = index.file(path)?;
+    let unit = entry
+        .units
+        .iter()
+        .filter_map(|&id| index.unit(id))
+        .filter(|u| u.data.kind == UnitKind::Function)
+        .max_by_key(|u| u.data.tokens)?;
+    let lines: Vec<&str> = text.lines().collect();
+    let start = (unit.data.start_line as usize).saturating_sub(1);
+    let end = (unit.data.end_line as usize).min(lines.len());
+    Some(lines.get(start..end)?.join("\n"))
+}
+
+/// jscpd on PATH, else in `.tools/` of the current folder or of this workspace.
+fn find_jscpd() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("jscpd"));
+    let local = [
+        PathBuf::from(".tools/node_modules/.bin/jscpd"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/node_modules/.bin/jscpd"),
+    ];
+    on_path.chain(local).find(|p| p.is_file())
+}
+
+fn run_jscpd(jscpd: &Path, dir: &Path) -> Result<(Duration, String)> {
+    let scratch = tempfile::tempdir().context("cannot create a scratch folder for jscpd")?;
+    let start = Instant::now();
+    let out = Command::new(jscpd)
+        .args(["--reporters", "silent"])
+        .arg(dir)
+        .current_dir(scratch.path())
+        .output()
+        .with_context(|| format!("cannot run {}", jscpd.display()))?;
+    let wall = start.elapsed();
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        bail!(
+            "{} failed ({}): {}",
+            jscpd.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok((wall, jscpd_summary(&text)))
+}
+
+/// jscpd's one-line summary without terminal colours, or the whole output.
+fn jscpd_summary(output: &str) -> String {
+    let plain = strip_colours(output);
+    plain
+        .lines()
+        .find(|l| l.contains("Found"))
+        .unwrap_or(plain.trim())
+        .trim()
+        .to_string()
+}
+
+/// Drops ANSI colour sequences (`ESC [ ... m`).
+fn strip_colours(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            for d in chars.by_ref() {
+                if d == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let s: Vec<Duration> = (1..=100).map(Duration::from_micros).collect();
+        assert_eq!(percentile(&s, 0.5), Duration::from_micros(50));
+        assert_eq!(percentile(&s, 0.99), Duration::from_micros(99));
+        assert_eq!(percentile(&s, 1.0), Duration::from_micros(100));
+        assert_eq!(percentile(&s, 0.0), Duration::from_micros(1));
+        assert_eq!(percentile(&[], 0.5), Duration::ZERO);
+    }
+
+    #[test]
+    fn jscpd_summary_strips_colours() {
+        let out = "\x1b[1mDuplications detection: Found 3 exact clones with 10(1%) duplicated lines\x1b[22m\n";
+        assert_eq!(
+            jscpd_summary(out),
+            "Duplications detection: Found 3 exact clones with 10(1%) duplicated lines"
+        );
+    }
+}

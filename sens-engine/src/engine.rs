@@ -1,0 +1,315 @@
+//! The engine as the hook session sees it: the resident index of one project, its
+//! `RuleConfig`, and what changed on disk since it last looked. Implements the
+//! session's [`Judge`] trait.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use anyhow::{Context, Result};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::finding::{Finding, Suggestion};
+use crate::fingerprint::hash_text;
+use crate::index::{BuildReport, Index, Source};
+use crate::judge::{FileChange, Judge};
+use crate::rules::{self, RuleConfig};
+use crate::suggest;
+use crate::units::{ParsedFile, UnitData};
+use crate::walk::{self, WalkOptions};
+
+/// What a file looked like when the engine last read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    modified: Option<SystemTime>,
+    hash: u64,
+}
+
+pub struct Engine {
+    root: PathBuf,
+    opts: WalkOptions,
+    index: Index,
+    report: BuildReport,
+    /// Every file the walk offers (indexed or skipped by content), by relative path.
+    stamps: FxHashMap<String, Stamp>,
+    /// The text and tree of every indexed file, so a write re-parses only what
+    /// it changes.
+    sources: FxHashMap<String, Source>,
+}
+
+impl Engine {
+    /// Indexes the project at `root`.
+    pub fn open(root: &Path, cfg: RuleConfig) -> Result<Self> {
+        let root = root.canonicalize().with_context(|| {
+            format!(
+                "{} is not a folder: give the project's root folder",
+                root.display()
+            )
+        })?;
+        let opts = WalkOptions::default();
+        let (index, report, sources) = Index::build_with_sources(&root, cfg, opts, true)?;
+        let mut engine = Self {
+            root,
+            opts,
+            index,
+            report,
+            stamps: FxHashMap::default(),
+            sources: sources
+                .into_iter()
+                .map(|s| (s.path.to_string(), s))
+                .collect(),
+        };
+        for candidate in walk::walk(&engine.root, opts)?.candidates {
+            let stamp = match engine.sources.get(&candidate.rel) {
+                Some(source) => stamp(&candidate.abs, source.text.as_bytes())?,
+                None => {
+                    let bytes = std::fs::read(&candidate.abs)
+                        .with_context(|| format!("cannot read {}", candidate.abs.display()))?;
+                    stamp(&candidate.abs, &bytes)?
+                }
+            };
+            engine.stamps.insert(candidate.rel, stamp);
+        }
+        Ok(engine)
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Counts and phase times of the initial build.
+    pub fn report(&self) -> &BuildReport {
+        &self.report
+    }
+
+    /// The project-relative path of `path` (absolute, or relative to the root);
+    /// `None` when it lies outside the project.
+    pub fn relative(&self, path: &Path) -> Option<String> {
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.root.join(path)
+        };
+        let abs = normalize(&abs);
+        let inside = abs
+            .strip_prefix(&self.root)
+            .ok()
+            .map(Path::to_path_buf)
+            .or_else(|| {
+                // The root is canonical; the path may reach it through a symlink.
+                let parent = abs.parent()?.canonicalize().ok()?;
+                let rel_parent = parent.strip_prefix(&self.root).ok()?;
+                Some(rel_parent.join(abs.file_name()?))
+            })?;
+        let parts: Option<Vec<&str>> = inside
+            .components()
+            .map(|c| c.as_os_str().to_str())
+            .collect();
+        let rel = parts?.join("/");
+        (!rel.is_empty()).then_some(rel)
+    }
+
+    /// Indexes `rel` from `text`, keeping its tree; drops it when no grammar knows it.
+    fn reindex(&mut self, rel: &str, text: &str) -> Result<()> {
+        match self.index.parse_with_tree(rel, text)? {
+            Some((parsed, tree)) => {
+                let path: Arc<str> = Arc::from(rel);
+                self.index.insert_parsed(Arc::clone(&path), parsed);
+                let source = Source {
+                    path,
+                    text: text.to_string(),
+                    tree,
+                };
+                self.sources.insert(rel.to_string(), source);
+            }
+            None => self.forget(rel),
+        }
+        Ok(())
+    }
+
+    fn forget(&mut self, rel: &str) {
+        self.index.remove_file(rel);
+        self.sources.remove(rel);
+    }
+
+    /// The units the index holds for `rel` (none for a new file).
+    fn indexed_units(&self, rel: &str) -> Vec<&UnitData> {
+        self.index.file(rel).map_or_else(Vec::new, |entry| {
+            entry
+                .units
+                .iter()
+                .filter_map(|&id| Some(&self.index.unit(id)?.data))
+                .collect()
+        })
+    }
+
+    /// The file as the index holds it, as a parsed file.
+    fn indexed(&self, rel: &str) -> Option<ParsedFile> {
+        let entry = self.index.file(rel)?;
+        Some(ParsedFile {
+            language: entry.language,
+            units: entry
+                .units
+                .iter()
+                .filter_map(|&id| Some(self.index.unit(id)?.data.clone()))
+                .collect(),
+            identifiers: entry.identifiers.clone(),
+            parse_errors: entry.parse_errors,
+        })
+    }
+}
+
+fn units_of(parsed: Option<&ParsedFile>) -> Vec<&UnitData> {
+    parsed.map_or_else(Vec::new, |p| p.units.iter().collect())
+}
+
+/// Drops `.` and resolves `..` lexically (the file may not exist yet).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn stamp(abs: &Path, bytes: &[u8]) -> Result<Stamp> {
+    let meta = std::fs::metadata(abs)
+        .with_context(|| format!("cannot read the metadata of {}", abs.display()))?;
+    Ok(Stamp {
+        size: meta.len(),
+        modified: meta.modified().ok(),
+        hash: hash_text(&String::from_utf8_lossy(bytes)),
+    })
+}
+
+impl Judge for Engine {
+    /// Writes outside the project, or to files no grammar knows, have nothing to judge.
+    fn check_write(&mut self, path: &Path, content: &str) -> Result<Vec<Finding>> {
+        let Some(rel) = self.relative(path) else {
+            return Ok(Vec::new());
+        };
+        let parsed = match self.sources.get(&rel) {
+            Some(old) => self.index.parse_edit(&rel, &old.text, &old.tree, content)?,
+            None => self.index.parse(&rel, content)?,
+        };
+        let Some(after) = parsed else {
+            return Ok(Vec::new());
+        };
+        let before = self.indexed_units(&rel);
+        Ok(rules::copy_findings(
+            &self.index,
+            &rel,
+            content,
+            &after,
+            before.as_ref(),
+        ))
+    }
+
+    fn rescan(&mut self) -> Result<Vec<Finding>> {
+        let walked = walk::walk(&self.root, self.opts)?;
+        let mut changed: Vec<(String, String, Option<ParsedFile>)> = Vec::new();
+        let mut present: FxHashSet<String> = FxHashSet::default();
+        for candidate in walked.candidates {
+            present.insert(candidate.rel.clone());
+            let meta = std::fs::metadata(&candidate.abs).with_context(|| {
+                format!("cannot read the metadata of {}", candidate.abs.display())
+            })?;
+            let old = self.stamps.get(&candidate.rel).copied();
+            if old.is_some_and(|s| {
+                s.size == meta.len() && s.modified.is_some() && s.modified == meta.modified().ok()
+            }) {
+                continue;
+            }
+            let bytes = std::fs::read(&candidate.abs)
+                .with_context(|| format!("cannot read {}", candidate.abs.display()))?;
+            let new = stamp(&candidate.abs, &bytes)?;
+            self.stamps.insert(candidate.rel.clone(), new);
+            if old.is_some_and(|s| s.hash == new.hash) {
+                continue;
+            }
+            let before = self.indexed(&candidate.rel);
+            match walk::content_verdict(bytes) {
+                Ok(text) => {
+                    self.reindex(&candidate.rel, &text)?;
+                    changed.push((candidate.rel, text, before));
+                }
+                Err(_) => self.forget(&candidate.rel),
+            }
+        }
+        let gone: Vec<String> = self
+            .stamps
+            .keys()
+            .filter(|k| !present.contains(*k))
+            .cloned()
+            .collect();
+        for rel in gone {
+            self.stamps.remove(&rel);
+            self.forget(&rel);
+        }
+        // Judged after every update, so copies between two changed files count.
+        let mut findings = Vec::new();
+        for (rel, text, before) in &changed {
+            if let Some(after) = self.indexed(rel) {
+                findings.extend(rules::copy_findings(
+                    &self.index,
+                    rel,
+                    text,
+                    &after,
+                    &units_of(before.as_ref()),
+                ));
+            }
+        }
+        Ok(findings)
+    }
+
+    fn audit(&mut self, changes: &[FileChange]) -> Result<Vec<Finding>> {
+        for change in changes {
+            match &change.after {
+                Some(text) => self.reindex(&change.path, text)?,
+                None => self.forget(&change.path),
+            }
+        }
+        let mut findings = Vec::new();
+        for change in changes {
+            let Some(text) = &change.after else { continue };
+            let Some(after) = self.index.parse(&change.path, text)? else {
+                continue;
+            };
+            let before = match &change.before {
+                Some(old) => self.index.parse(&change.path, old)?,
+                None => None,
+            };
+            let before = units_of(before.as_ref());
+            findings.extend(rules::copy_findings(
+                &self.index,
+                &change.path,
+                text,
+                &after,
+                &before,
+            ));
+            findings.extend(rules::orphan_findings(
+                &self.index,
+                &change.path,
+                text,
+                &after,
+                &before,
+            ));
+        }
+        Ok(findings)
+    }
+
+    fn suggest(&self, prompt: &str) -> Result<Vec<Suggestion>> {
+        Ok(suggest::suggest(&self.index, prompt))
+    }
+}
