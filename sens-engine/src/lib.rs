@@ -17,3 +17,5 @@ pub mod session;
 pub mod suggest;
 pub mod units;
 pub mod walk;
+
+pub use engine::Engine;
