@@ -1,10 +1,12 @@
 //! The command line. Each command is parsed here and calls one function of the
 //! library; errors print once, with their causes, and exit with code 2.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use clap::{Parser, Subcommand};
-use sens_bench::engine_cli;
+use clap::{Args, Parser, Subcommand};
+use sens_bench::{engine_cli, validate};
 
 #[derive(Parser)]
 #[command(
@@ -24,6 +26,24 @@ enum Command {
         #[command(subcommand)]
         command: engine_cli::EngineCommand,
     },
+    /// Check tasks: tests pass at the start, hidden tests fail there, and with the
+    /// reference patch both pass (SPEC 3.2). Exit 0 only if every task is valid.
+    Validate {
+        /// The folder of task folders (e.g. bench/tasks).
+        #[arg(long)]
+        tasks: PathBuf,
+        /// Only this task.
+        #[arg(long)]
+        task: Option<String>,
+        /// Run the whole check N times and report a flake rate per command.
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
+        /// Tasks validated at once.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        #[command(flatten)]
+        limits: CommandLimits,
+    },
     /// Report on a batch: Markdown, CSV and plots, or the comparisons as JSON.
     Report(sens_bench::report::ReportOptions),
     /// Horizonte sequences.
@@ -35,15 +55,55 @@ enum Command {
 
 #[derive(Subcommand)]
 enum Sequence {
+    /// Check a sequence: its start's tests pass, and each step's hidden tests fail
+    /// before its reference patch and pass after it, with every earlier step's
+    /// (SPEC 3.7). Prints each reference state's size and probe counts.
+    Validate {
+        /// The sequence folder (e.g. sequences/cuentas).
+        dir: PathBuf,
+        #[command(flatten)]
+        limits: CommandLimits,
+    },
     /// Final sizes, growth curves and the decision of a sequence batch.
     Report(sens_bench::report::sequence::SequenceOptions),
+}
+
+#[derive(Args)]
+struct CommandLimits {
+    /// Time limit in seconds for each set-up and test command.
+    #[arg(long, default_value_t = 900)]
+    timeout: u64,
+    /// Where command logs go (default: a new folder under the cache).
+    #[arg(long)]
+    logs: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome: anyhow::Result<ExitCode> = match cli.command {
         Command::Engine { command } => engine_cli::run(command),
+        Command::Validate {
+            tasks,
+            task,
+            repeat,
+            jobs,
+            limits,
+        } => validate::validate_tasks(&validate::TaskOptions {
+            tasks,
+            task,
+            repeat,
+            jobs,
+            timeout: Duration::from_secs(limits.timeout),
+            logs: limits.logs,
+        }),
         Command::Report(options) => sens_bench::report::report(&options),
+        Command::Sequence(Sequence::Validate { dir, limits }) => {
+            validate::validate_sequence(&validate::SequenceOptions {
+                sequence: dir,
+                timeout: Duration::from_secs(limits.timeout),
+                logs: limits.logs,
+            })
+        }
         Command::Sequence(Sequence::Report(options)) => {
             sens_bench::report::sequence::sequence_report(&options)
         }

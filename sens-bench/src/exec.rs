@@ -1,0 +1,391 @@
+//! Running a task's command lines: `bash -c` in a folder, with the pinned
+//! environment, a time limit, its own process group (ended whole on timeout, on
+//! exit and on Ctrl-C), and stdout + stderr in one log file per command.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::proc::kill_group;
+
+/// The environment every task command runs with, on top of the inherited one, so
+/// that grading does not depend on the machine's locale, time zone or hash seed.
+pub const PINNED_ENV: [(&str, &str); 5] = [
+    ("TZ", "UTC"),
+    ("LANG", "C.UTF-8"),
+    ("LC_ALL", "C.UTF-8"),
+    ("PYTHONHASHSEED", "0"),
+    ("PYTHONDONTWRITEBYTECODE", "1"),
+];
+
+/// One command line to run.
+#[derive(Debug, Clone)]
+pub struct CommandLine<'a> {
+    /// Passed to `bash -c` unchanged.
+    pub line: &'a str,
+    /// The working folder.
+    pub dir: &'a Path,
+    /// Extra variables (after the pinned ones, so they may override them).
+    pub env: &'a [(String, String)],
+    pub timeout: Duration,
+    /// Where stdout and stderr go, together; created or truncated.
+    pub log: &'a Path,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Passed,
+    /// Non-zero exit; `code` is `None` when a signal ended the shell.
+    Failed {
+        code: Option<i32>,
+        signal: Option<i32>,
+    },
+    TimedOut,
+    CouldNotStart(String),
+}
+
+impl Status {
+    pub fn passed(&self) -> bool {
+        matches!(self, Status::Passed)
+    }
+
+    /// A completed test run that reported failure (not a timeout, not a start error).
+    pub fn failed(&self) -> bool {
+        matches!(self, Status::Failed { .. })
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Status::Passed => write!(f, "passed"),
+            Status::Failed {
+                code: Some(code), ..
+            } => write!(f, "failed (exit code {code})"),
+            Status::Failed {
+                signal: Some(sig), ..
+            } => write!(f, "failed (signal {sig})"),
+            Status::Failed { .. } => write!(f, "failed"),
+            Status::TimedOut => write!(f, "timed out"),
+            Status::CouldNotStart(why) => write!(f, "could not start: {why}"),
+        }
+    }
+}
+
+/// What happened when a command ran.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub status: Status,
+    pub duration: Duration,
+    pub log: PathBuf,
+}
+
+/// Process groups of commands still running, so Ctrl-C can end them.
+static LIVE_GROUPS: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static GUARD: OnceLock<Result<(), String>> = OnceLock::new();
+
+/// True once Ctrl-C (or SIGTERM/SIGHUP) arrived after [`install_interrupt_guard`].
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Makes Ctrl-C, SIGTERM and SIGHUP end every live command's process group.
+/// Children lead their own groups, so the terminal's SIGINT never reaches them; this
+/// handler does it. The first signal stops new commands and lets the caller unwind
+/// (temporary folders are removed); a second one exits at once. Idempotent.
+pub fn install_interrupt_guard() -> Result<()> {
+    let installed = GUARD.get_or_init(|| {
+        ctrlc::set_handler(|| {
+            let again = INTERRUPTED.swap(true, Ordering::SeqCst);
+            kill_live_groups();
+            if again {
+                std::process::exit(130);
+            }
+        })
+        .map_err(|err| err.to_string())
+    });
+    match installed {
+        Ok(()) => Ok(()),
+        Err(err) => bail!("could not install the Ctrl-C handler: {err}"),
+    }
+}
+
+fn live_groups() -> std::sync::MutexGuard<'static, BTreeSet<u32>> {
+    // A panic while holding the lock leaves a set that is still valid.
+    LIVE_GROUPS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Ends every process group a running command leads.
+pub fn kill_live_groups() {
+    for pid in live_groups().iter() {
+        // Best effort: a group that cannot be signalled has ended or is not ours.
+        let _ = kill_group(*pid);
+    }
+}
+
+/// Registers a child's group while it runs; ends the group when dropped, so an
+/// early return or a panic never leaves a command running.
+struct LiveGroup(u32);
+
+impl LiveGroup {
+    fn new(pid: u32) -> Self {
+        live_groups().insert(pid);
+        LiveGroup(pid)
+    }
+}
+
+impl Drop for LiveGroup {
+    fn drop(&mut self) {
+        let _ = kill_group(self.0);
+        live_groups().remove(&self.0);
+    }
+}
+
+/// Runs `bash -c LINE`. `Err` only for problems of the bench itself (the log
+/// cannot be written, the wait failed, Ctrl-C); everything about the command is in
+/// the returned [`Outcome`].
+pub fn run(cmd: &CommandLine<'_>) -> Result<Outcome> {
+    if interrupted() {
+        bail!("interrupted");
+    }
+    let mut log = File::create(cmd.log)
+        .with_context(|| format!("cannot create the log file {}", cmd.log.display()))?;
+    writeln!(log, "$ {}\n# in {}", cmd.line, cmd.dir.display())
+        .with_context(|| format!("cannot write the log file {}", cmd.log.display()))?;
+    let stderr = log
+        .try_clone()
+        .with_context(|| format!("cannot share the log file {}", cmd.log.display()))?;
+    let started = Instant::now();
+    let spawned = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(cmd.line)
+        .current_dir(cmd.dir)
+        .envs(PINNED_ENV)
+        .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(stderr)
+        .process_group(0)
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(err) => {
+            return Ok(Outcome {
+                status: Status::CouldNotStart(format!("bash in {}: {err}", cmd.dir.display())),
+                duration: started.elapsed(),
+                log: cmd.log.to_path_buf(),
+            });
+        }
+    };
+    let group = LiveGroup::new(child.id());
+    let status = wait_or_kill(&child, cmd.timeout, started)?;
+    // Whatever the shell left behind in its group (background jobs, servers) ends
+    // with it. Killing before reaping keeps the group id from being reused.
+    drop(group);
+    child
+        .wait()
+        .with_context(|| format!("cannot reap `{}`", cmd.line))?;
+    if interrupted() {
+        bail!("interrupted");
+    }
+    let status = status.map_or(Status::TimedOut, status_of);
+    Ok(Outcome {
+        status,
+        duration: started.elapsed(),
+        log: cmd.log.to_path_buf(),
+    })
+}
+
+fn status_of(exit: ExitStatus) -> Status {
+    use std::os::unix::process::ExitStatusExt;
+    if exit.success() {
+        Status::Passed
+    } else {
+        Status::Failed {
+            code: exit.code(),
+            signal: exit.signal(),
+        }
+    }
+}
+
+/// Waits until the child exits (`Some`, the child left unreaped) or the time is up
+/// or Ctrl-C came (`None`, its group killed).
+fn wait_or_kill(child: &Child, timeout: Duration, started: Instant) -> Result<Option<ExitStatus>> {
+    let pid = child.id();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = exit_status_without_reaping(pid)
+            .with_context(|| format!("cannot wait for process {pid}"))?
+        {
+            return Ok(Some(status));
+        }
+        let elapsed = started.elapsed();
+        if elapsed >= timeout || interrupted() {
+            kill_group(pid).with_context(|| format!("cannot kill process group {pid}"))?;
+            return Ok(None);
+        }
+        std::thread::sleep(pause.min(timeout - elapsed));
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// The exit status of `pid` if it has exited, leaving it a zombie so its process
+/// group id stays reserved until we reap it.
+fn exit_status_without_reaping(pid: u32) -> io::Result<Option<ExitStatus>> {
+    use std::os::unix::process::ExitStatusExt;
+    let id = libc::id_t::from(pid);
+    // SAFETY: `info` is plain data that waitid fills in; no pointers are kept.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid only writes into `info`.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            id,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: with WEXITED the union holds the child's pid and status.
+    let (child, status) = unsafe { (info.si_pid(), info.si_status()) };
+    if child == 0 {
+        return Ok(None);
+    }
+    let raw = if info.si_code == libc::CLD_EXITED {
+        (status & 0xff) << 8
+    } else {
+        status & 0x7f
+    };
+    Ok(Some(ExitStatus::from_raw(raw)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_line(line: &str, timeout: Duration) -> (Outcome, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = dir.path().join("cmd.log");
+        let outcome = run(&CommandLine {
+            line,
+            dir: dir.path(),
+            env: &[("EXTRA".to_string(), "yes".to_string())],
+            timeout,
+            log: &log,
+        })
+        .expect("runs");
+        (outcome, dir)
+    }
+
+    fn log_text(outcome: &Outcome) -> String {
+        std::fs::read_to_string(&outcome.log).expect("log readable")
+    }
+
+    #[test]
+    fn a_passing_command_logs_both_streams_with_the_pinned_env() {
+        let (outcome, _dir) = run_line(
+            "echo out $TZ $LC_ALL $PYTHONHASHSEED $EXTRA; echo err >&2",
+            Duration::from_secs(10),
+        );
+        assert_eq!(outcome.status, Status::Passed);
+        let log = log_text(&outcome);
+        assert!(log.contains("out UTC C.UTF-8 0 yes"), "{log}");
+        assert!(log.contains("err"), "{log}");
+    }
+
+    #[test]
+    fn a_failing_command_reports_its_exit_code() {
+        let (outcome, _dir) = run_line("exit 3", Duration::from_secs(10));
+        assert_eq!(
+            outcome.status,
+            Status::Failed {
+                code: Some(3),
+                signal: None
+            }
+        );
+        assert!(outcome.status.failed());
+    }
+
+    #[test]
+    fn a_missing_folder_is_reported_as_could_not_start() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = dir.path().join("cmd.log");
+        let outcome = run(&CommandLine {
+            line: "true",
+            dir: &dir.path().join("absent"),
+            env: &[],
+            timeout: Duration::from_secs(5),
+            log: &log,
+        })
+        .expect("runs");
+        assert!(matches!(outcome.status, Status::CouldNotStart(_)));
+    }
+
+    /// True while `pid` exists and is not a zombie.
+    fn alive(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            // The state follows the command name in parentheses.
+            Ok(stat) => stat
+                .rsplit_once(") ")
+                .is_some_and(|(_, rest)| !rest.starts_with('Z')),
+            Err(_) => false,
+        }
+    }
+
+    fn wait_gone(pid: i32) -> bool {
+        (0..100).any(|_| {
+            if alive(pid) {
+                std::thread::sleep(Duration::from_millis(20));
+                false
+            } else {
+                true
+            }
+        })
+    }
+
+    #[test]
+    fn a_hung_command_is_killed_with_its_grandchildren_at_the_timeout() {
+        let (outcome, dir) = run_line(
+            "sleep 300 & echo $! > grandchild.pid; wait",
+            Duration::from_millis(500),
+        );
+        assert_eq!(outcome.status, Status::TimedOut);
+        assert!(outcome.duration < Duration::from_secs(10));
+        let pid: i32 = std::fs::read_to_string(dir.path().join("grandchild.pid"))
+            .expect("pid written")
+            .trim()
+            .parse()
+            .expect("a pid");
+        assert!(wait_gone(pid), "grandchild {pid} still running");
+    }
+
+    #[test]
+    fn background_jobs_end_when_the_command_exits() {
+        let (outcome, dir) = run_line(
+            "sleep 300 & echo $! > grandchild.pid; exit 0",
+            Duration::from_secs(10),
+        );
+        assert_eq!(outcome.status, Status::Passed);
+        let pid: i32 = std::fs::read_to_string(dir.path().join("grandchild.pid"))
+            .expect("pid written")
+            .trim()
+            .parse()
+            .expect("a pid");
+        assert!(wait_gone(pid), "background job {pid} still running");
+    }
+}

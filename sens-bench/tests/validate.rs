@@ -1,0 +1,401 @@
+//! `sens-bench validate` and `sens-bench sequence validate` through the real
+//! binary, on small fixtures of our own (shell projects under tests/fixtures).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// A scratch folder for the fixtures' state and the run's cache and logs.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_sens-bench"))
+            .args(args)
+            .arg("--logs")
+            .arg(self.path().join("logs"))
+            .env("SENS_BENCH_CACHE", self.path().join("cache"))
+            .env("SENS_FIXTURE_STATE", self.path())
+            .output()
+            .expect("sens-bench runs")
+    }
+
+    fn validate(&self, task: &str, extra: &[&str]) -> (Option<i32>, String) {
+        let tasks = fixtures().join("tasks");
+        let tasks = tasks.to_str().expect("UTF-8 path");
+        let mut args = vec!["validate", "--tasks", tasks, "--task", task];
+        args.extend_from_slice(extra);
+        let output = self.run(&args);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        (
+            output.status.code(),
+            format!("{stdout}\n--- stderr\n{stderr}"),
+        )
+    }
+}
+
+/// True while process `pid` runs: not gone, and not a zombie waiting for its new
+/// parent to reap it.
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // The state follows the command name in parentheses.
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+/// The result word of `check` in the table of `task`.
+fn result_of<'a>(output: &'a str, subject: &str, check: &str) -> &'a str {
+    output
+        .lines()
+        .find_map(|line| {
+            let rest = line
+                .strip_prefix(subject)?
+                .trim_start()
+                .strip_prefix(check)?;
+            rest.split_whitespace().next()
+        })
+        .unwrap_or_else(|| panic!("no row `{subject}` / `{check}` in:\n{output}"))
+}
+
+#[test]
+fn a_valid_task_passes_every_check() {
+    let scratch = Scratch::new();
+    let (code, out) = scratch.validate("valid", &["--repeat", "2", "--jobs", "2"]);
+    assert_eq!(code, Some(0), "{out}");
+    for check in [
+        "start: tests pass",
+        "start: hidden tests fail",
+        "reference: patch applies",
+        "reference: tests pass",
+        "reference: hidden tests pass",
+    ] {
+        assert_eq!(result_of(&out, "valid", check), "ok", "{check}:\n{out}");
+    }
+    // Two attempts, one run each, none unexpected.
+    assert!(out.contains("flake rate"), "{out}");
+    let row = out
+        .lines()
+        .find(|line| line.contains("start: tests pass"))
+        .expect("row");
+    assert!(row.contains("0/2"), "{row}");
+}
+
+#[test]
+fn hidden_tests_that_already_pass_make_the_task_invalid() {
+    let scratch = Scratch::new();
+    let (code, out) = scratch.validate("hidden-passes", &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(
+        result_of(&out, "hidden-passes", "start: hidden tests fail"),
+        "FAILED",
+        "{out}"
+    );
+    assert_eq!(
+        result_of(&out, "hidden-passes", "reference: tests pass"),
+        "ok",
+        "{out}"
+    );
+    assert!(out.contains("invalid: hidden-passes"), "{out}");
+}
+
+#[test]
+fn a_reference_that_does_not_apply_is_an_error() {
+    let scratch = Scratch::new();
+    let (code, out) = scratch.validate("bad-reference", &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(
+        result_of(&out, "bad-reference", "reference: patch applies"),
+        "ERROR",
+        "{out}"
+    );
+    assert!(out.contains("does not apply"), "{out}");
+    assert_eq!(
+        result_of(&out, "bad-reference", "start: tests pass"),
+        "ok",
+        "{out}"
+    );
+}
+
+#[test]
+fn a_start_whose_tests_fail_is_invalid() {
+    let scratch = Scratch::new();
+    let (code, out) = scratch.validate("start-fails", &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(
+        result_of(&out, "start-fails", "start: tests pass"),
+        "FAILED",
+        "{out}"
+    );
+    assert!(out.contains("failed (exit code 1) twice; log "), "{out}");
+}
+
+#[test]
+fn a_reference_that_breaks_the_project_tests_is_invalid() {
+    let scratch = Scratch::new();
+    let (code, out) = scratch.validate("reference-breaks-tests", &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(
+        result_of(&out, "reference-breaks-tests", "reference: tests pass"),
+        "FAILED",
+        "{out}"
+    );
+    assert_eq!(
+        result_of(
+            &out,
+            "reference-breaks-tests",
+            "reference: hidden tests pass"
+        ),
+        "ok",
+        "{out}"
+    );
+}
+
+#[test]
+fn a_flaky_test_command_is_reported_as_a_flake_with_its_log() {
+    let scratch = Scratch::new();
+    let (code, out) = scratch.validate("flaky", &[]);
+    // A failure that does not repeat does not count against the task.
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        result_of(&out, "flaky", "start: tests pass"),
+        "flaky",
+        "{out}"
+    );
+    assert_eq!(
+        result_of(&out, "flaky", "reference: tests pass"),
+        "flaky",
+        "{out}"
+    );
+    let row = out
+        .lines()
+        .find(|line| line.contains("start: tests pass"))
+        .expect("row");
+    assert!(row.contains("failed (exit code 1) then passed"), "{row}");
+    let log = row.split("; log ").nth(1).expect("a log path in the note");
+    assert!(Path::new(log).is_file(), "{log}");
+    // The counter outside the copies saw both runs of both copies.
+    let runs = std::fs::read_to_string(scratch.path().join("runs")).expect("counter");
+    assert_eq!(runs.trim(), "4");
+}
+
+#[test]
+fn a_hung_command_is_killed_at_its_timeout_with_its_grandchildren() {
+    let scratch = Scratch::new();
+    let (code, out) = scratch.validate("hung", &["--timeout", "1"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(
+        result_of(&out, "hung", "start: tests pass"),
+        "FAILED",
+        "{out}"
+    );
+    assert!(out.contains("timed out"), "{out}");
+    let pids = std::fs::read_to_string(scratch.path().join("pids")).expect("pids written");
+    let pids: Vec<&str> = pids.split_whitespace().collect();
+    assert_eq!(pids.len(), 4, "two runs in each of two copies");
+    for pid in pids {
+        assert!(!alive(pid), "grandchild {pid} survived the timeout");
+    }
+}
+
+#[test]
+fn a_snapshot_task_starts_from_the_sequence_state() {
+    let scratch = Scratch::new();
+    let (code, out) = scratch.validate("snapshot-pow", &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        result_of(&out, "snapshot-pow", "reference: hidden tests pass"),
+        "ok",
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_task_files_stop_validation_before_anything_runs() {
+    let scratch = Scratch::new();
+    let tasks = scratch.path().join("tasks");
+    std::fs::create_dir_all(tasks.join("broken")).expect("mkdir");
+    std::fs::write(
+        tasks.join("broken/task.toml"),
+        "id = \"broken\"\nlanguage = \"python\"\n",
+    )
+    .expect("write");
+    let output = scratch.run(&["validate", "--tasks", tasks.to_str().expect("UTF-8")]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("broken/task.toml") && stderr.contains("missing field"),
+        "{stderr}"
+    );
+    assert!(!scratch.path().join("logs").exists(), "nothing ran");
+}
+
+#[test]
+fn a_two_step_sequence_validates_and_reports_sizes_and_probes() {
+    let scratch = Scratch::new();
+    let dir = fixtures().join("sequences/tiny");
+    let output = scratch.run(&["sequence", "validate", dir.to_str().expect("UTF-8")]);
+    let out = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{out}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(result_of(&out, "start", "materialize"), "ok", "{out}");
+    assert_eq!(result_of(&out, "start", "tests pass"), "ok", "{out}");
+    assert_eq!(
+        result_of(&out, "01-mul", "hidden tests fail before"),
+        "ok",
+        "{out}"
+    );
+    assert_eq!(
+        result_of(&out, "02-pow", "hidden tests pass (this and earlier steps)"),
+        "ok",
+        "{out}"
+    );
+    assert_eq!(
+        result_of(&out, "02-pow", "every probe reads 1"),
+        "ok",
+        "{out}"
+    );
+    // Sizes: state, lines, then the probes in file order (multiplication, addition).
+    let sizes: Vec<Vec<&str>> = out
+        .lines()
+        .skip_while(|line| {
+            !line
+                .split_whitespace()
+                .eq(["state", "lines", "multiplication", "addition"])
+        })
+        .skip(1)
+        .take(3)
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        sizes,
+        vec![
+            vec!["start", "1", "0", "1"],
+            vec!["01-mul", "2", "1", "1"],
+            vec!["02-pow", "7", "1", "1"],
+        ],
+        "{out}"
+    );
+}
+
+#[test]
+fn ctrl_c_ends_the_running_commands_and_their_grandchildren() {
+    let scratch = Scratch::new();
+    let tasks = fixtures().join("tasks");
+    let child = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
+        .args(["validate", "--task", "hung", "--timeout", "120", "--tasks"])
+        .arg(&tasks)
+        .arg("--logs")
+        .arg(scratch.path().join("logs"))
+        .env("SENS_BENCH_CACHE", scratch.path().join("cache"))
+        .env("SENS_FIXTURE_STATE", scratch.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sens-bench runs");
+    let pids = scratch.path().join("pids");
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&pids).is_ok_and(|text| text.ends_with('\n')) {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the hung command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // SAFETY: kill only sends a signal to the process we spawned.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let output = child.wait_with_output().expect("sens-bench ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        started.elapsed().as_secs() < 60,
+        "Ctrl-C did not stop the hung command"
+    );
+    let grandchild = std::fs::read_to_string(&pids).expect("pids");
+    let grandchild = grandchild.trim();
+    assert!(
+        !alive(grandchild),
+        "grandchild {grandchild} survived Ctrl-C"
+    );
+}
+
+#[test]
+fn a_self_task_checks_out_a_commit_of_this_repository() {
+    let scratch = Scratch::new();
+    let (code, out) = scratch.validate("self-skeleton", &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        result_of(&out, "self-skeleton", "start: tests pass"),
+        "ok",
+        "{out}"
+    );
+    assert_eq!(
+        result_of(&out, "self-skeleton", "reference: hidden tests pass"),
+        "ok",
+        "{out}"
+    );
+}
+
+#[test]
+fn a_sequence_step_whose_hidden_tests_already_pass_and_a_probe_off_one_are_caught() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().join("tiny");
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(fixtures().join("sequences/tiny"))
+        .arg(&dir)
+        .status()
+        .expect("cp runs");
+    assert!(copied.success());
+    // Step 2's hidden test now checks what step 1 already delivers.
+    std::fs::write(
+        dir.join("steps/02/hidden/hidden_tests/step02.sh"),
+        "set -e\n. ./calc.sh\n[ \"$(mul 3 3)\" = 9 ]\n",
+    )
+    .expect("write");
+    let mut probes = std::fs::read_to_string(dir.join("probes.toml")).expect("probes");
+    probes.push_str("\n[[probe]]\nconcept = \"functions\"\npattern = '\\(\\) \\{'\n");
+    std::fs::write(dir.join("probes.toml"), probes).expect("write");
+    let output = scratch.run(&["sequence", "validate", dir.to_str().expect("UTF-8")]);
+    let out = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{out}");
+    assert_eq!(
+        result_of(&out, "01-mul", "hidden tests fail before"),
+        "ok",
+        "{out}"
+    );
+    assert_eq!(
+        result_of(&out, "02-pow", "hidden tests fail before"),
+        "FAILED",
+        "{out}"
+    );
+    assert_eq!(
+        result_of(&out, "02-pow", "every probe reads 1"),
+        "FAILED",
+        "{out}"
+    );
+    assert!(out.contains("functions = 3"), "{out}");
+    assert!(out.contains("sequence `tiny` is invalid"), "{out}");
+}
