@@ -236,7 +236,7 @@ pub(crate) struct RecordKey {
     pub rep: u32,
 }
 
-/// When a run started, by the clock and by the timer.
+/// When a run started (the record's `started_at`).
 #[derive(Clone, Copy)]
 pub(crate) struct Started {
     at: DateTime<Utc>,
@@ -591,16 +591,7 @@ fn run_tests(input: &Attempt<'_>) -> anyhow::Result<(grade::Verdict, grade::Verd
 /// content where the copy would overwrite one (`None`: the file is new).
 fn save_overwritten(hidden: &Path, root: &Path) -> anyhow::Result<Vec<(PathBuf, Option<Vec<u8>>)>> {
     let mut saved = Vec::new();
-    for entry in ignore::WalkBuilder::new(hidden).hidden(false).build() {
-        let entry = entry.with_context(|| format!("cannot list {}", hidden.display()))?;
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let relative = entry
-            .path()
-            .strip_prefix(hidden)
-            .with_context(|| format!("{} is outside {}", entry.path().display(), hidden.display()))?
-            .to_path_buf();
+    for relative in hidden_files(hidden)? {
         let target = root.join(&relative);
         let before = match std::fs::read(&target) {
             Ok(bytes) => Some(bytes),
@@ -612,6 +603,22 @@ fn save_overwritten(hidden: &Path, root: &Path) -> anyhow::Result<Vec<(PathBuf, 
         saved.push((relative, before));
     }
     Ok(saved)
+}
+
+/// The files of a hidden folder, relative to it (as they land in the project).
+fn hidden_files(hidden: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in ignore::WalkBuilder::new(hidden).hidden(false).build() {
+        let entry = entry.with_context(|| format!("cannot list {}", hidden.display()))?;
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let relative = entry.path().strip_prefix(hidden).with_context(|| {
+            format!("{} is outside {}", entry.path().display(), hidden.display())
+        })?;
+        files.push(relative.to_path_buf());
+    }
+    Ok(files)
 }
 
 fn restore(root: &Path, saved: Vec<(PathBuf, Option<Vec<u8>>)>) -> anyhow::Result<()> {
@@ -640,11 +647,11 @@ fn integrity_of(input: &Attempt<'_>, changes: &ChangeSet) -> anyhow::Result<Inte
     if let Ok(canonical) = input.task_dir.canonicalize() {
         task_paths.push(canonical.to_string_lossy().into_owned());
     }
-    let hidden_files: Vec<String> = save_overwritten(input.hidden, input.root)?
+    let hidden: Vec<String> = hidden_files(input.hidden)?
         .into_iter()
-        .map(|(relative, _)| relative.to_string_lossy().replace('\\', "/"))
+        .map(|relative| relative.to_string_lossy().replace('\\', "/"))
         .collect();
-    let needles = integrity::task_needles(&task_paths, &hidden_files);
+    let needles = integrity::task_needles(&task_paths, &hidden);
     let transcript_path = input.dir.join("transcript.jsonl");
     let transcript: Vec<serde_json::Value> = match std::fs::read_to_string(&transcript_path) {
         // Lines that are not JSON hold no tool calls.
@@ -1166,5 +1173,66 @@ impl Progress {
             ok + failed,
             out.join("runs.jsonl").display()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, relative: &str, text: &str) {
+        let path = root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn hidden_files_go_in_for_grading_and_the_agents_files_come_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, hidden) = (dir.path().join("project"), dir.path().join("hidden"));
+        write(&root, "tests/test_a.py", "agent's version\n");
+        write(&hidden, "tests/test_a.py", "hidden version\n");
+        write(&hidden, "hidden_tests/deep/test_x.py", "hidden test\n");
+
+        let saved = save_overwritten(&hidden, &root).unwrap();
+        copy_hidden(&hidden, &root).unwrap();
+        let read = |rel: &str| std::fs::read_to_string(root.join(rel)).unwrap();
+        assert_eq!(read("tests/test_a.py"), "hidden version\n");
+        assert_eq!(read("hidden_tests/deep/test_x.py"), "hidden test\n");
+        restore(&root, saved).unwrap();
+        assert_eq!(read("tests/test_a.py"), "agent's version\n");
+        assert!(
+            !root.join("hidden_tests").exists(),
+            "folders it brought go too"
+        );
+    }
+
+    #[test]
+    fn what_setup_creates_is_excluded_from_the_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.py", "x = 1\n");
+        let repo = git2::Repository::init(root).unwrap();
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let who = git2::Signature::now("t", "t@localhost").unwrap();
+        let base = repo
+            .commit(Some("HEAD"), &who, &who, "b", &tree, &[])
+            .unwrap();
+        exclude(root, TEST_LEFTOVERS.iter().map(|s| s.to_string())).unwrap();
+        write(root, ".venv/lib/site.py", "installed\n");
+        write(root, "pkg.egg-info/PKG-INFO", "x\n");
+        write(root, "__pycache__/a.cpython.pyc", "bytes\n");
+        let products = untracked(root).unwrap();
+        assert_eq!(products, ["/.venv/", "/pkg.egg-info/"]);
+        exclude(root, products).unwrap();
+        write(root, "b.py", "y = 2\n");
+        let changes = grade::collect_changes(root, base).unwrap();
+        let paths: Vec<String> = changes.files.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(paths, ["b.py"]);
     }
 }
