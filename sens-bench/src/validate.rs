@@ -565,6 +565,14 @@ impl SequenceWalk<'_> {
             if !self.measure(&step.id, &copy) {
                 return Ok(());
             }
+            let worst = self
+                .rows
+                .iter()
+                .filter(|(state, _)| *state == step.id)
+                .map(|(_, row)| row.verdict)
+                .max()
+                .unwrap_or(Verdict::Ok);
+            eprintln!("{}: {}", step.id, worst.word());
         }
         self.check_final_probes();
         Ok(())

@@ -327,6 +327,45 @@ fn protected_paths_are_denied_through_every_tool() -> anyhow::Result<()> {
 }
 
 #[test]
+fn a_protected_file_changed_by_a_script_blocks_until_a_human_decides() -> anyhow::Result<()> {
+    let mut project = Project::new()?;
+    project.handle(&project.prompt("configure"));
+    // The shell analysis cannot read what a script writes, so the command runs.
+    let command = "python3 -c \"open('.claude/settings.json', 'w').write('{}')\"";
+    assert_eq!(project.handle(&project.bash(command)), json!({}));
+    project.write(".claude/settings.json", "{\"disableAllHooks\": true}\n")?;
+    let post = project.handle(&project.post_bash(command));
+    let context = post["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or("");
+    assert!(context.contains(".claude/settings.json:1"), "{post}");
+    assert!(context.contains("(protected)"), "{post}");
+
+    let approved = project.approved_tree();
+    let commit = project.handle(&project.bash("git commit -am settings"));
+    assert_eq!(decision(&commit), Some("deny"), "{commit}");
+    assert!(
+        reason(&commit).contains(".claude/settings.json"),
+        "{commit}"
+    );
+    for round in 1..=3 {
+        let stop = project.handle(&project.stop(round > 1));
+        let text = stop.to_string();
+        assert!(
+            text.contains(".claude/settings.json"),
+            "round {round}: {stop}"
+        );
+    }
+    assert!(project.session.awaiting_human());
+    assert_eq!(project.approved_tree(), approved, "nothing was approved");
+
+    // A human approves the change; the next audit passes.
+    project.session.approve_by_human()?;
+    assert_eq!(project.handle(&project.stop(false)), json!({}));
+    Ok(())
+}
+
+#[test]
 fn three_failing_stops_pause_the_turn_with_nothing_approved() -> anyhow::Result<()> {
     let mut project = Project::new()?;
     project.handle(&project.prompt("add beta"));

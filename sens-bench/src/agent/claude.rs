@@ -32,7 +32,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::{HookHandler, Usage};
@@ -44,6 +44,9 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 const INTERRUPT_GRACE: Duration = Duration::from_secs(10);
 /// After stdin closes (or the stream ends), how long the CLI gets to exit.
 const EXIT_GRACE: Duration = Duration::from_secs(10);
+/// After a turn's result, how long a callback still in the handler (the CLI gave
+/// up waiting for it) may take before the turn fails as a harness error.
+const HOOK_SETTLE: Duration = Duration::from_secs(60);
 /// How much of the CLI's stderr a crash report quotes.
 const STDERR_TAIL: usize = 4000;
 
@@ -287,6 +290,14 @@ struct HookCall {
     input: Value,
 }
 
+/// The way from the reader to the hook worker, with a count of the callbacks
+/// handed over and not yet finished by the handler.
+#[derive(Clone)]
+struct HookQueue {
+    calls: std::sync::mpsc::Sender<HookCall>,
+    in_flight: Arc<watch::Sender<usize>>,
+}
+
 /// A running CLI process.
 pub struct ClaudeSession {
     child: Child,
@@ -297,6 +308,8 @@ pub struct ClaudeSession {
     reader: Option<JoinHandle<()>>,
     stderr: Arc<Mutex<String>>,
     handler_failure: Arc<Mutex<Option<String>>>,
+    /// Callbacks the handler has not finished (see [`HookQueue`]).
+    hooks_in_flight: Arc<watch::Sender<usize>>,
     cumulative: Cumulative,
     /// Why the reader stopped, when it failed (not the CLI's fault).
     stream_error: Option<String>,
@@ -371,12 +384,20 @@ impl ClaudeSession {
         let registrations = handler.as_ref().map(|h| h.hook_registrations());
         let cancelled = Arc::new(Mutex::new(HashSet::new()));
         let handler_failure = Arc::new(Mutex::new(None));
+        let hooks_in_flight = Arc::new(watch::Sender::new(0));
         let hooks = handler.map(|handler| {
             let (calls, received) = std::sync::mpsc::channel();
+            let queue = HookQueue {
+                calls,
+                in_flight: Arc::clone(&hooks_in_flight),
+            };
             let writer = writer.clone();
             let (cancelled, failure) = (Arc::clone(&cancelled), Arc::clone(&handler_failure));
-            std::thread::spawn(move || answer_hooks(handler, received, writer, cancelled, failure));
-            calls
+            let in_flight = Arc::clone(&hooks_in_flight);
+            std::thread::spawn(move || {
+                answer_hooks(handler, received, writer, cancelled, failure, &in_flight)
+            });
+            queue
         });
         let (events_tx, events) = mpsc::unbounded_channel();
         let reader = tokio::spawn(read_stream(
@@ -396,6 +417,7 @@ impl ClaudeSession {
             reader: Some(reader),
             stderr,
             handler_failure,
+            hooks_in_flight,
             cumulative: Cumulative::default(),
             stream_error: None,
             next_request: 0,
@@ -449,6 +471,19 @@ impl ClaudeSession {
                 });
             }
         };
+        // A callback the CLI gave up on may still be in the handler (a slow or
+        // panicking engine); its outcome belongs to this turn.
+        let mut in_flight = self.hooks_in_flight.subscribe();
+        if tokio::time::timeout(HOOK_SETTLE, in_flight.wait_for(|n| *n == 0))
+            .await
+            .is_err()
+        {
+            return Err(anyhow::anyhow!(
+                "the hook handler was still answering a callback {}s after the turn ended",
+                HOOK_SETTLE.as_secs()
+            )
+            .into());
+        }
         if let Some(failure) = lock(&self.handler_failure).clone() {
             return Err(
                 anyhow::anyhow!("{failure}; the tools it was asked about were blocked").into(),
@@ -683,7 +718,7 @@ async fn read_stream(
     mut transcript: tokio::fs::File,
     events: mpsc::UnboundedSender<Event>,
     writer: mpsc::UnboundedSender<Outgoing>,
-    hooks: Option<std::sync::mpsc::Sender<HookCall>>,
+    hooks: Option<HookQueue>,
     cancelled: Arc<Mutex<HashSet<String>>>,
 ) {
     let mut lines = BufReader::new(stdout).lines();
@@ -732,7 +767,7 @@ async fn read_stream(
 fn route_control_request(
     message: &Value,
     writer: &mpsc::UnboundedSender<Outgoing>,
-    hooks: Option<&std::sync::mpsc::Sender<HookCall>>,
+    hooks: Option<&HookQueue>,
 ) {
     let request_id = message["request_id"]
         .as_str()
@@ -752,7 +787,10 @@ fn route_control_request(
             // When the handler has failed, the call stays unanswered on purpose: an
             // error answer would let the tool run, silence makes the CLI block it
             // at the callback's timeout. The turn then reports the failure.
-            let _ = hooks.send(call);
+            hooks.in_flight.send_modify(|n| *n += 1);
+            if hooks.calls.send(call).is_err() {
+                hooks.in_flight.send_modify(|n| *n -= 1);
+            }
             return;
         }
         (Some("hook_callback"), None) => "no hook handler in this session".to_string(),
@@ -766,45 +804,55 @@ fn route_control_request(
 }
 
 /// The hook worker: one callback at a time, in arrival order, so the handler sees
-/// events in the order the CLI raised them. Answers to cancelled requests are dropped.
+/// events in the order the CLI raised them. Answers to cancelled requests are
+/// dropped. After the handler panicked, later calls stay unanswered.
 fn answer_hooks(
     mut handler: Box<dyn HookHandler>,
     calls: std::sync::mpsc::Receiver<HookCall>,
     writer: mpsc::UnboundedSender<Outgoing>,
     cancelled: Arc<Mutex<HashSet<String>>>,
     failure: Arc<Mutex<Option<String>>>,
+    in_flight: &watch::Sender<usize>,
 ) {
     for call in calls {
-        let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            handler.handle(&call.callback_id, &call.input)
-        }));
-        let output = match handled {
-            Ok(output) => output,
-            Err(panic) => {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic without a message".to_string());
-                *lock(&failure) = Some(format!(
-                    "the hook handler panicked on {} ({}): {message}",
-                    call.callback_id, call.input["hook_event_name"]
-                ));
-                return;
-            }
-        };
-        if lock(&cancelled).remove(&call.request_id) {
-            continue;
+        if lock(&failure).is_none() {
+            answer_hook(&mut *handler, &call, &writer, &cancelled, &failure);
         }
-        if writer
-            .send(Outgoing::Line(control_response(
-                &call.request_id,
-                Ok(output),
-            )))
-            .is_err()
-        {
+        in_flight.send_modify(|n| *n -= 1);
+    }
+}
+
+fn answer_hook(
+    handler: &mut dyn HookHandler,
+    call: &HookCall,
+    writer: &mpsc::UnboundedSender<Outgoing>,
+    cancelled: &Mutex<HashSet<String>>,
+    failure: &Mutex<Option<String>>,
+) {
+    let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        handler.handle(&call.callback_id, &call.input)
+    }));
+    let output = match handled {
+        Ok(output) => output,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_string());
+            *lock(failure) = Some(format!(
+                "the hook handler panicked on {} ({}): {message}",
+                call.callback_id, call.input["hook_event_name"]
+            ));
             return;
         }
+    };
+    if !lock(cancelled).remove(&call.request_id) {
+        // The session may be gone; then nobody waits for the answer.
+        let _ = writer.send(Outgoing::Line(control_response(
+            &call.request_id,
+            Ok(output),
+        )));
     }
 }
 

@@ -15,6 +15,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub mod claude;
+pub mod engine;
 pub mod model_server;
 pub mod oracle;
 pub mod script;

@@ -21,12 +21,14 @@ use anyhow::{Context, bail};
 use git2::Oid;
 use serde_json::{Value, json};
 
-use crate::finding::{Finding, Suggestion};
+use crate::finding::{Finding, NewUnit, Suggestion};
 use crate::judge::Judge;
 use checkpoint::{Checkpoint, Checkpoints};
 use ledger::{Entry, Ledger, Verdict};
 use protect::{PROTECTED_DESCRIPTION, is_protected};
 
+/// The rule id of a finding that one of the engine's paths changed.
+pub const PROTECTED_RULE: &str = "protected";
 /// Failing Stop rounds in one turn before the agent may stop, paused.
 pub const DEFAULT_MAX_STOP_ROUNDS: u32 = 3;
 /// Seconds the CLI waits for an answer before it cancels (and blocks the tool).
@@ -441,7 +443,10 @@ impl Session {
     }
 
     fn on_post_tool(&mut self, event: Event) -> anyhow::Result<Outcome> {
-        let (tree, findings) = self.look_with_rescan()?;
+        let (tree, mut findings) = self.look_with_rescan()?;
+        if let Some(approved) = self.approved {
+            findings.extend(self.protected_changes(approved.tree, tree)?);
+        }
         let fresh: Vec<Finding> = findings
             .iter()
             .filter(|f| f.blocks && !self.pending.iter().any(|p| same_finding(p, f)))
@@ -451,9 +456,9 @@ impl Session {
             return Ok(Outcome::new(Verdict::Quiet, json!({}), Some(tree)).with_findings(findings));
         }
         let context = format!(
-            "Sens found code on disk that copies what the project already has:\n{}\n\
-             Replace the copy with a call to the existing code before you finish; \
-             the turn cannot end while it stands.",
+            "Sens found changes on disk that the turn cannot end with:\n{}\n\
+             Replace a copy with a call to the existing code before you finish; \
+             the turn cannot end while they stand.",
             describe_all(&fresh.iter().collect::<Vec<_>>())
         );
         self.pending.extend(fresh);
@@ -511,8 +516,23 @@ impl Session {
             .context("there is no approved point yet: no UserPromptSubmit reached the engine")?;
         let tree = self.look_without_rescan()?;
         let changes = self.checkpoints.changes(approved.tree, tree)?;
-        let findings = self.judge.audit(&changes)?;
+        let mut findings = self.judge.audit(&changes)?;
+        findings.extend(self.protected_changes(approved.tree, tree)?);
         Ok((tree, findings))
+    }
+
+    /// The engine's paths that changed between two states. No tool call that
+    /// names them is allowed, so such a change came through a command the shell
+    /// analysis cannot read (a script writing the file): it blocks until a human
+    /// decides, like any unapproved change. `.sens/` is never in a snapshot.
+    fn protected_changes(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<Finding>> {
+        Ok(self
+            .checkpoints
+            .changed_paths(from, to)?
+            .into_iter()
+            .filter(|path| is_protected(Path::new(path)))
+            .map(protected_finding)
+            .collect())
     }
 
     /// Moves the approved point to `tree` (a new checkpoint unless unchanged).
@@ -612,6 +632,27 @@ fn protected_reason(paths: &[PathBuf]) -> String {
     )
 }
 
+/// A change to one of the engine's paths (see [`Session::protected_changes`]).
+fn protected_finding(path: String) -> Finding {
+    let name = path.rsplit('/').next().unwrap_or(&path).to_string();
+    Finding {
+        rule: PROTECTED_RULE.into(),
+        blocks: true,
+        similarity: 1.0,
+        message: format!(
+            "the engine's own file changed, which no tool may do; do not change it again \
+             and tell the user, who alone can restore or approve it ({PROTECTED_DESCRIPTION} \
+             are protected)"
+        ),
+        new: NewUnit {
+            file: path,
+            line: 1,
+            name,
+        },
+        existing: None,
+    }
+}
+
 /// Blocking audit findings plus pending ones, without duplicates.
 fn blocking_of<'a>(audit: &'a [Finding], pending: &'a [Finding]) -> Vec<&'a Finding> {
     let mut out: Vec<&Finding> = Vec::new();
@@ -679,7 +720,7 @@ fn suggestions_context(suggestions: &[Suggestion]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::finding::{ExistingUnit, NewUnit};
+    use crate::finding::ExistingUnit;
 
     fn finding(file: &str, blocks: bool, existing: bool) -> Finding {
         Finding {
