@@ -32,9 +32,6 @@ use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use git2::Oid;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use sens_engine::engine::Engine;
-use sens_engine::rules::RuleConfig;
-use sens_engine::session::{Session, SessionOptions};
 use serde::Serialize;
 
 use crate::agent::claude::{AgentError, ApiEndpoint, ClaudeOptions, TurnResult, pinned_claude_bin};
@@ -683,17 +680,6 @@ fn integrity_of(input: &Attempt<'_>, changes: &ChangeSet) -> anyhow::Result<Inte
     })
 }
 
-/// The engine's hook session answers the CLI's hooks in C2.
-impl HookHandler for Session {
-    fn hook_registrations(&self) -> serde_json::Value {
-        Session::hook_registrations(self)
-    }
-
-    fn handle(&mut self, callback_id: &str, input: &serde_json::Value) -> serde_json::Value {
-        Session::handle(self, callback_id, input)
-    }
-}
-
 /// A batch folder being worked on, and what every run of it shares.
 pub(crate) struct Batch {
     pub name: String,
@@ -957,13 +943,7 @@ impl Batch {
             transcript: input.dir.join("transcript.jsonl"),
         };
         let handler: Option<Box<dyn HookHandler>> = if input.condition.engine {
-            // The real engine over the copy judges for the hook session.
-            let engine = Engine::open(input.root, RuleConfig::default())?;
-            let session = Session::new(
-                input.root,
-                Box::new(engine),
-                SessionOptions::new(ledger.to_path_buf()),
-            )?;
+            let session = crate::agent::engine::engine_handler(input.root, ledger)?;
             Some(Box::new(session))
         } else {
             None
