@@ -3,13 +3,13 @@
 //! never asserted.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use sens_engine::Engine;
-use sens_engine::index::{BuildReport, Index};
+use sens_engine::index::{BuildReport, CopyKind, Index};
 use sens_engine::judge::Judge;
 use sens_engine::rules::RuleConfig;
 use sens_engine::units::UnitKind;
@@ -178,7 +178,20 @@ pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
         millis_line(&verdicts_cpu)
     );
 
-    match find_jscpd() {
+    let dupes_start = Instant::now();
+    let groups = sens_engine::dupes::groups(&index, index.config().floor);
+    let lines = sens_engine::dupes::duplicated_lines(&index, &groups);
+    let count = |kind: CopyKind| groups.iter().filter(|g| g.kind == kind).count();
+    println!(
+        "engine dupes: {} groups (exact {}, renamed {}, near {}) covering {lines} lines, in {:.3} s",
+        groups.len(),
+        count(CopyKind::Exact),
+        count(CopyKind::Renamed),
+        count(CopyKind::Near),
+        dupes_start.elapsed().as_secs_f64()
+    );
+
+    match crate::jscpd::find() {
         Some(jscpd) => {
             let (wall, summary) = run_jscpd(&jscpd, dir)?;
             println!(
@@ -233,18 +246,6 @@ fn largest_function(index: &Index, path: &str, text: &str) -> Option<String> {
 }
 
 /// jscpd on PATH, else in `.tools/` of the current folder or of this workspace.
-fn find_jscpd() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join("jscpd"));
-    let local = [
-        PathBuf::from(".tools/node_modules/.bin/jscpd"),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/node_modules/.bin/jscpd"),
-    ];
-    on_path.chain(local).find(|p| p.is_file())
-}
-
 fn run_jscpd(jscpd: &Path, dir: &Path) -> Result<(Duration, String)> {
     let scratch = tempfile::tempdir().context("cannot create a scratch folder for jscpd")?;
     let start = Instant::now();

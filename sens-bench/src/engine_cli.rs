@@ -98,7 +98,7 @@ fn index(dir: &Path, json: bool) -> Result<ExitCode> {
 
 fn index_table(r: &BuildReport) -> String {
     let mut out = String::new();
-    let mut row = |k: &str, v: String| out.push_str(&format!("{k:<14}{v:>10}\n"));
+    let mut row = |k: &str, v: String| out.push_str(&format!("{k:<22}{v:>10}\n"));
     row("files", r.files.to_string());
     row("units", r.units.to_string());
     row("  functions", r.functions.to_string());

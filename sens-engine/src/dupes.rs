@@ -118,6 +118,37 @@ pub fn groups(index: &Index, min_tokens: usize) -> Vec<DupeGroup> {
 
 type Link = (UnitId, UnitId, CopyKind, f64);
 
+/// Lines that belong to a unit of some group, each file line counted once: the
+/// engine's count of duplicated lines.
+pub fn duplicated_lines(index: &Index, groups: &[DupeGroup]) -> usize {
+    let mut spans: FxHashMap<&str, Vec<(u32, u32)>> = FxHashMap::default();
+    for unit in groups
+        .iter()
+        .flat_map(|g| g.units.iter())
+        .filter_map(|&id| index.unit(id))
+    {
+        spans
+            .entry(&unit.file)
+            .or_default()
+            .push((unit.data.start_line, unit.data.end_line));
+    }
+    spans
+        .into_values()
+        .map(|mut v| {
+            v.sort_unstable();
+            let (mut total, mut covered_to) = (0usize, 0u32);
+            for (start, end) in v {
+                let from = start.max(covered_to + 1);
+                if end >= from {
+                    total += (end - from + 1) as usize;
+                    covered_to = end;
+                }
+            }
+            total
+        })
+        .sum()
+}
+
 /// The group as shown: without units nested in another member (a window inside
 /// a copied function repeats it), its strength from the links among the units
 /// shown, or from all its links when those are joined only through windows.
@@ -126,7 +157,7 @@ fn shown_group(index: &Index, ids: Vec<UnitId>, links: &[Link]) -> Option<DupeGr
         .iter()
         .filter_map(|&id| Some((id, index.unit(id)?)))
         .collect();
-    let shown: Vec<UnitId> = members
+    let mut shown: Vec<(UnitId, &Unit)> = members
         .iter()
         .filter(|(id, u)| {
             !members.iter().any(|(other, outer)| {
@@ -134,8 +165,17 @@ fn shown_group(index: &Index, ids: Vec<UnitId>, links: &[Link]) -> Option<DupeGr
                 other != id && contains(outer, u) && (!contains(u, outer) || other < id)
             })
         })
-        .map(|(id, _)| *id)
+        .copied()
         .collect();
+    // Overlapping windows of one block repeat each other: the first one stays.
+    shown.sort_by_key(|(_, u)| (u.file.clone(), u.data.start_line));
+    let mut kept: Vec<(UnitId, &Unit)> = Vec::new();
+    for (id, u) in shown {
+        if !kept.iter().any(|(_, k)| overlaps(k, u)) {
+            kept.push((id, u));
+        }
+    }
+    let shown: Vec<UnitId> = kept.into_iter().map(|(id, _)| id).collect();
     if shown.len() < 2 {
         return None;
     }

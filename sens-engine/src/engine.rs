@@ -4,19 +4,24 @@
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::finding::{Finding, Suggestion};
 use crate::fingerprint::hash_text;
-use crate::index::{BuildReport, Index, Source};
+use crate::index::{Index, Source};
 use crate::judge::{FileChange, Judge};
 use crate::rules::{self, RuleConfig};
 use crate::suggest;
 use crate::units::{ParsedFile, UnitData};
 use crate::walk::{self, WalkOptions};
+
+/// Files at least this large keep their syntax tree from the start: re-parsing
+/// them whole would take most of a PreToolUse budget (about 10 MB/s). Smaller
+/// files keep theirs once the engine re-indexes them (files being worked on).
+const KEEP_TREE_BYTES: usize = 16 * 1024;
 
 /// What a file looked like when the engine last read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,17 +29,33 @@ struct Stamp {
     size: u64,
     modified: Option<SystemTime>,
     hash: u64,
+    /// When the stamp was taken: a file modified within [`MTIME_SLACK`] of it may
+    /// change again without its size or (coarse) mtime showing it.
+    taken: SystemTime,
+}
+
+/// Modification times closer than this to the stamp are not trusted.
+const MTIME_SLACK: Duration = Duration::from_secs(2);
+
+impl Stamp {
+    /// The file certainly still has the stamped content.
+    fn unchanged(&self, meta: &std::fs::Metadata) -> bool {
+        let modified = meta.modified().ok();
+        self.size == meta.len()
+            && modified.is_some()
+            && self.modified == modified
+            && modified.is_some_and(|m| m + MTIME_SLACK < self.taken)
+    }
 }
 
 pub struct Engine {
     root: PathBuf,
     opts: WalkOptions,
     index: Index,
-    report: BuildReport,
     /// Every file the walk offers (indexed or skipped by content), by relative path.
     stamps: FxHashMap<String, Stamp>,
-    /// The text and tree of every indexed file, so a write re-parses only what
-    /// it changes.
+    /// Text and tree of large files and of files re-indexed since the start, so
+    /// a write to them re-parses only what it changes.
     sources: FxHashMap<String, Source>,
 }
 
@@ -48,12 +69,12 @@ impl Engine {
             )
         })?;
         let opts = WalkOptions::default();
-        let (index, report, sources) = Index::build_with_sources(&root, cfg, opts, true)?;
+        let (index, _, sources) =
+            Index::build_with_sources(&root, cfg, opts, Some(KEEP_TREE_BYTES))?;
         let mut engine = Self {
             root,
             opts,
             index,
-            report,
             stamps: FxHashMap::default(),
             sources: sources
                 .into_iter()
@@ -80,11 +101,6 @@ impl Engine {
 
     pub fn root(&self) -> &Path {
         &self.root
-    }
-
-    /// Counts and phase times of the initial build.
-    pub fn report(&self) -> &BuildReport {
-        &self.report
     }
 
     /// The project-relative path of `path` (absolute, or relative to the root);
@@ -190,15 +206,23 @@ fn stamp(abs: &Path, bytes: &[u8]) -> Result<Stamp> {
         size: meta.len(),
         modified: meta.modified().ok(),
         hash: hash_text(&String::from_utf8_lossy(bytes)),
+        taken: SystemTime::now(),
     })
 }
 
 impl Judge for Engine {
-    /// Writes outside the project, or to files no grammar knows, have nothing to judge.
+    /// Writes outside the project, to files no grammar knows, or to files the index
+    /// skips by their path have nothing to judge.
     fn check_write(&mut self, path: &Path, content: &str) -> Result<Vec<Finding>> {
         let Some(rel) = self.relative(path) else {
             return Ok(Vec::new());
         };
+        // Files the index would skip (vendored, lock, minified, oversized) are not
+        // the project's code either.
+        let size = u64::try_from(content.len()).unwrap_or(u64::MAX);
+        if walk::path_verdict(&rel, size, self.opts).is_err() {
+            return Ok(Vec::new());
+        }
         let parsed = match self.sources.get(&rel) {
             Some(old) => self.index.parse_edit(&rel, &old.text, &old.tree, content)?,
             None => self.index.parse(&rel, content)?,
@@ -226,9 +250,7 @@ impl Judge for Engine {
                 format!("cannot read the metadata of {}", candidate.abs.display())
             })?;
             let old = self.stamps.get(&candidate.rel).copied();
-            if old.is_some_and(|s| {
-                s.size == meta.len() && s.modified.is_some() && s.modified == meta.modified().ok()
-            }) {
+            if old.is_some_and(|s| s.unchanged(&meta)) {
                 continue;
             }
             let bytes = std::fs::read(&candidate.abs)

@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tree_sitter::Tree;
 
+use crate::buckets::Buckets;
 use crate::fingerprint::jaccard_at_least;
 use crate::lang;
 use crate::rules::RuleConfig;
@@ -69,65 +70,16 @@ pub struct CopyMatch {
     pub similarity: f64,
 }
 
-type Buckets = FxHashMap<u64, Bucket>;
-
-/// The units sharing a key. Most keys have one unit, kept inline so a lookup
-/// costs one memory access less.
-#[derive(Debug, Clone)]
-enum Bucket {
-    One(UnitId),
-    Many(Vec<UnitId>),
-}
-
-impl Bucket {
-    fn ids(&self) -> &[UnitId] {
-        match self {
-            Self::One(id) => std::slice::from_ref(id),
-            Self::Many(ids) => ids,
-        }
-    }
-
-    fn push(&mut self, id: UnitId) {
-        match self {
-            Self::One(first) => *self = Self::Many(vec![*first, id]),
-            Self::Many(ids) => ids.push(id),
-        }
-    }
-
-    /// Removes `id`; returns whether the bucket is now empty.
-    fn remove(&mut self, id: UnitId) -> bool {
-        match self {
-            Self::One(only) => *only == id,
-            Self::Many(ids) => {
-                if let Some(pos) = ids.iter().position(|&x| x == id) {
-                    ids.swap_remove(pos);
-                }
-                if let [last] = ids[..] {
-                    *self = Self::One(last);
-                }
-                matches!(self, Self::Many(ids) if ids.is_empty())
-            }
-        }
-    }
-}
-
-/// Adds `id` under `key`.
-fn bucket<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, Bucket>, key: K, id: UnitId) {
-    map.entry(key)
-        .and_modify(|b| b.push(id))
-        .or_insert(Bucket::One(id));
-}
-
 pub struct Index {
     cfg: RuleConfig,
     fp: Fingerprinter,
     files: FxHashMap<Arc<str>, FileEntry>,
     units: Vec<Option<Unit>>,
     free: Vec<UnitId>,
-    exact: Buckets,
-    renamed: Buckets,
-    lsh: Buckets,
-    symbols: FxHashMap<Box<str>, Bucket>,
+    exact: Buckets<u64>,
+    renamed: Buckets<u64>,
+    lsh: Buckets<u64>,
+    symbols: Buckets<Box<str>>,
     /// Identifier occurrences outside the definitions they name, over all files.
     usages: FxHashMap<Box<str>, u32>,
 }
@@ -172,24 +124,24 @@ impl Index {
             exact: Buckets::default(),
             renamed: Buckets::default(),
             lsh: Buckets::default(),
-            symbols: FxHashMap::default(),
+            symbols: Buckets::default(),
             usages: FxHashMap::default(),
         })
     }
 
     /// Walks `root`, parses every indexable file in parallel and indexes it.
     pub fn build(root: &Path, cfg: RuleConfig, opts: WalkOptions) -> Result<(Self, BuildReport)> {
-        let (index, report, _) = Self::build_with_sources(root, cfg, opts, false)?;
+        let (index, report, _) = Self::build_with_sources(root, cfg, opts, None)?;
         Ok((index, report))
     }
 
-    /// [`Index::build`], also returning each indexed file's text and syntax tree
-    /// when `keep` is set (so later edits re-parse incrementally).
+    /// [`Index::build`], also returning the text and syntax tree of every indexed
+    /// file of at least `keep_from` bytes (so later edits re-parse incrementally).
     pub fn build_with_sources(
         root: &Path,
         cfg: RuleConfig,
         opts: WalkOptions,
-        keep: bool,
+        keep_from: Option<usize>,
     ) -> Result<(Self, BuildReport, Vec<Source>)> {
         let start = Instant::now();
         let mut index = Self::new(cfg)?;
@@ -221,11 +173,13 @@ impl Index {
                 let parsed = units::extract(c.lang, &text, &tree, fp, None);
                 let times = [t1 - t0, t2 - t1, t2.elapsed()];
                 Ok(FileOutcome {
-                    source: keep.then(|| Source {
-                        path: Arc::clone(&path),
-                        text,
-                        tree,
-                    }),
+                    source: keep_from
+                        .is_some_and(|min| text.len() >= min)
+                        .then(|| Source {
+                            path: Arc::clone(&path),
+                            text,
+                            tree,
+                        }),
                     path,
                     parsed: Ok(parsed),
                     times,
@@ -359,14 +313,14 @@ impl Index {
             });
             let unit = self.units[id as usize].as_ref().map(|u| &u.data);
             if let Some(data) = unit {
-                bucket(&mut self.exact, data.exact, id);
-                bucket(&mut self.renamed, data.renamed, id);
+                self.exact.insert(data.exact, id);
+                self.renamed.insert(data.renamed, id);
                 for &key in data.bands.iter() {
-                    bucket(&mut self.lsh, key, id);
+                    self.lsh.insert(key, id);
                 }
                 if data.kind != UnitKind::Window {
                     let name: Box<str> = data.name.as_str().into();
-                    bucket(&mut self.symbols, name, id);
+                    self.symbols.insert(name, id);
                 }
             }
             ids.push(id);
@@ -408,13 +362,13 @@ impl Index {
                 continue;
             };
             let data = &unit.data;
-            unbucket(&mut self.exact, &data.exact, id);
-            unbucket(&mut self.renamed, &data.renamed, id);
+            self.exact.remove(&data.exact, id);
+            self.renamed.remove(&data.renamed, id);
             for &key in data.bands.iter() {
-                unbucket(&mut self.lsh, &key, id);
+                self.lsh.remove(&key, id);
             }
             if data.kind != UnitKind::Window {
-                unbucket(&mut self.symbols, data.name.as_str(), id);
+                self.symbols.remove(data.name.as_str(), id);
             }
             self.free.push(id);
         }
@@ -452,7 +406,6 @@ impl Index {
     pub fn definitions(&self, name: &str) -> impl Iterator<Item = (UnitId, &Unit)> {
         self.symbols
             .get(name)
-            .map_or(&[][..], Bucket::ids)
             .iter()
             .filter_map(|&id| Some((id, self.unit(id)?)))
     }
@@ -471,7 +424,7 @@ impl Index {
             (&self.exact, data.exact, CopyKind::Exact),
             (&self.renamed, data.renamed, CopyKind::Renamed),
         ] {
-            for &id in map.get(&key).map_or(&[][..], Bucket::ids) {
+            for &id in map.get(&key) {
                 let Some(unit) = self.unit(id) else { continue };
                 // An exact copy also has the same renamed fingerprint: report it once.
                 if (kind == CopyKind::Renamed && unit.data.exact == data.exact) || skip(id, unit) {
@@ -487,7 +440,7 @@ impl Index {
         let mut candidates: Vec<UnitId> = data
             .bands
             .iter()
-            .flat_map(|key| self.lsh.get(key).map_or(&[][..], Bucket::ids))
+            .flat_map(|key| self.lsh.get(key))
             .copied()
             .collect();
         candidates.sort_unstable();
@@ -530,15 +483,16 @@ impl Index {
                 })
                 .unwrap_or_else(|| format!("dangling unit {id}"))
         };
-        let buckets = |map: &Buckets| {
+        let sorted = |ids: &[UnitId]| {
+            let mut v: Vec<String> = ids.iter().map(|&id| describe(id)).collect();
+            v.sort();
+            v
+        };
+        let buckets = |map: &Buckets<u64>| {
             let mut out: Vec<(u64, Vec<String>)> = map
                 .iter()
-                .filter(|(_, ids)| !ids.ids().is_empty())
-                .map(|(k, ids)| {
-                    let mut v: Vec<String> = ids.ids().iter().map(|&id| describe(id)).collect();
-                    v.sort();
-                    (*k, v)
-                })
+                .filter(|(_, ids)| !ids.is_empty())
+                .map(|(k, ids)| (*k, sorted(ids)))
                 .collect();
             out.sort();
             out
@@ -565,12 +519,8 @@ impl Index {
         let mut symbols: Vec<(String, Vec<String>)> = self
             .symbols
             .iter()
-            .filter(|(_, ids)| !ids.ids().is_empty())
-            .map(|(k, ids)| {
-                let mut v: Vec<String> = ids.ids().iter().map(|&id| describe(id)).collect();
-                v.sort();
-                (k.to_string(), v)
-            })
+            .filter(|(_, ids)| !ids.is_empty())
+            .map(|(k, ids)| (k.to_string(), sorted(ids)))
             .collect();
         symbols.sort();
         IndexDigest {
@@ -609,15 +559,4 @@ pub struct IndexDigest {
     pub lsh: Vec<(u64, Vec<String>)>,
     pub symbols: Vec<(String, Vec<String>)>,
     pub usages: Vec<(String, u32)>,
-}
-
-/// Removes `id` from a bucket, dropping the bucket when it empties.
-fn unbucket<K, Q>(map: &mut FxHashMap<K, Bucket>, key: &Q, id: UnitId)
-where
-    K: std::borrow::Borrow<Q> + std::hash::Hash + Eq,
-    Q: std::hash::Hash + Eq + ?Sized,
-{
-    if map.get_mut(key).is_some_and(|b| b.remove(id)) {
-        map.remove(key);
-    }
 }

@@ -3,6 +3,7 @@
 //! elsewhere asks a [`Lang`] for a kind's [`KindFlags`] instead of matching on the
 //! language, so adding a language is adding a row.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use tree_sitter::Language;
@@ -32,6 +33,9 @@ pub struct LangSpec {
     pub calls: &'static [&'static str],
     /// Import/use declarations: never a blocking copy.
     pub imports: &'static [&'static str],
+    /// Single-file components (Vue, Svelte): only the `<script>` blocks are code;
+    /// the rest is blanked before parsing, keeping byte offsets and lines.
+    pub script_blocks: bool,
 }
 
 /// What a node kind means to the engine; a kind may carry several flags.
@@ -55,10 +59,6 @@ impl KindFlags {
 
     pub fn intersects(self, other: Self) -> bool {
         self.0 & other.0 != 0
-    }
-
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
     }
 }
 
@@ -146,6 +146,48 @@ impl Lang {
     pub fn name(&self) -> &'static str {
         self.spec.name
     }
+
+    /// The text the grammar parses: the source itself, or for single-file
+    /// components the source with everything outside `<script>` blocks blanked.
+    pub fn prepare<'a>(&self, source: &'a str) -> Cow<'a, str> {
+        if self.spec.script_blocks {
+            Cow::Owned(script_blocks_only(source))
+        } else {
+            Cow::Borrowed(source)
+        }
+    }
+}
+
+/// Replaces every character outside `<script ...>` ... `</script>` with spaces
+/// of the same byte length, keeping newlines, so offsets and lines still match.
+pub fn script_blocks_only(source: &str) -> String {
+    let lower = source.to_ascii_lowercase();
+    let mut keep: Vec<(usize, usize)> = Vec::new();
+    let mut from = 0;
+    while let Some(open) = lower[from..].find("<script").map(|i| i + from) {
+        let Some(body) = lower[open..].find('>').map(|i| open + i + 1) else {
+            break;
+        };
+        let end = lower[body..]
+            .find("</script")
+            .map_or(source.len(), |i| body + i);
+        keep.push((body, end));
+        from = end;
+    }
+    let mut out = String::with_capacity(source.len());
+    let mut ranges = keep.iter().peekable();
+    for (i, ch) in source.char_indices() {
+        while ranges.peek().is_some_and(|&&(_, end)| end <= i) {
+            ranges.next();
+        }
+        let inside = ranges.peek().is_some_and(|&&(start, _)| start <= i);
+        if inside || ch == '\n' {
+            out.push(ch);
+        } else {
+            out.extend(std::iter::repeat_n(' ', ch.len_utf8()));
+        }
+    }
+    out
 }
 
 /// Every compiled row, in table order.
@@ -192,6 +234,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["line_comment", "block_comment"],
         calls: &["call_expression", "macro_invocation"],
         imports: &["use_declaration", "extern_crate_declaration"],
+        script_blocks: false,
     },
     LangSpec {
         name: "typescript",
@@ -206,6 +249,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
+        script_blocks: false,
     },
     LangSpec {
         name: "tsx",
@@ -220,6 +264,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
+        script_blocks: false,
     },
     LangSpec {
         name: "javascript",
@@ -234,6 +279,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
+        script_blocks: false,
     },
     LangSpec {
         name: "python",
@@ -252,6 +298,7 @@ pub static TABLE: &[LangSpec] = &[
             "import_from_statement",
             "future_import_statement",
         ],
+        script_blocks: false,
     },
     LangSpec {
         name: "go",
@@ -275,6 +322,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call_expression"],
         imports: &["import_declaration"],
+        script_blocks: false,
     },
     LangSpec {
         name: "java",
@@ -302,6 +350,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["line_comment", "block_comment"],
         calls: &["method_invocation", "object_creation_expression"],
         imports: &["import_declaration"],
+        script_blocks: false,
     },
     LangSpec {
         name: "c",
@@ -326,6 +375,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call_expression"],
         imports: &["preproc_include"],
+        script_blocks: false,
     },
     LangSpec {
         name: "cpp",
@@ -357,6 +407,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call_expression", "new_expression"],
         imports: &["preproc_include", "using_declaration"],
+        script_blocks: false,
     },
     LangSpec {
         name: "csharp",
@@ -389,6 +440,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["invocation_expression", "object_creation_expression"],
         imports: &["using_directive"],
+        script_blocks: false,
     },
     LangSpec {
         name: "ruby",
@@ -409,6 +461,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call"],
         imports: &[],
+        script_blocks: false,
     },
     LangSpec {
         name: "php",
@@ -437,6 +490,7 @@ pub static TABLE: &[LangSpec] = &[
             "scoped_call_expression",
         ],
         imports: &["namespace_use_declaration"],
+        script_blocks: false,
     },
     LangSpec {
         name: "bash",
@@ -451,6 +505,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["command"],
         imports: &[],
+        script_blocks: false,
     },
     LangSpec {
         name: "kotlin",
@@ -473,6 +528,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["line_comment", "block_comment"],
         calls: &["call_expression"],
         imports: &["import"],
+        script_blocks: false,
     },
     LangSpec {
         name: "swift",
@@ -501,6 +557,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "multiline_comment"],
         calls: &["call_expression"],
         imports: &["import_declaration"],
+        script_blocks: false,
     },
     LangSpec {
         name: "scala",
@@ -524,6 +581,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "block_comment"],
         calls: &["call_expression"],
         imports: &["import_declaration"],
+        script_blocks: false,
     },
     LangSpec {
         name: "lua",
@@ -538,6 +596,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["function_call"],
         imports: &[],
+        script_blocks: false,
     },
     LangSpec {
         name: "haskell",
@@ -552,6 +611,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["apply"],
         imports: &["import"],
+        script_blocks: false,
     },
     LangSpec {
         name: "elixir",
@@ -566,6 +626,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call"],
         imports: &[],
+        script_blocks: false,
     },
     LangSpec {
         name: "ocaml",
@@ -586,6 +647,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["application_expression"],
         imports: &["open_module"],
+        script_blocks: false,
     },
     LangSpec {
         name: "zig",
@@ -604,6 +666,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call_expression"],
         imports: &[],
+        script_blocks: false,
     },
     LangSpec {
         name: "dart",
@@ -631,6 +694,37 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "documentation_comment"],
         calls: &["call_expression"],
         imports: &["import_or_export"],
+        script_blocks: false,
+    },
+    LangSpec {
+        name: "vue",
+        extensions: &["vue"],
+        grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        functions: TS_FUNCTIONS,
+        classes: TS_CLASSES,
+        blocks: &["statement_block"],
+        identifiers: TS_IDENTIFIERS,
+        strings: JS_STRINGS,
+        numbers: &["number"],
+        comments: &["comment", "html_comment"],
+        calls: JS_CALLS,
+        imports: &["import_statement"],
+        script_blocks: true,
+    },
+    LangSpec {
+        name: "svelte",
+        extensions: &["svelte"],
+        grammar: || tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        functions: TS_FUNCTIONS,
+        classes: TS_CLASSES,
+        blocks: &["statement_block"],
+        identifiers: TS_IDENTIFIERS,
+        strings: JS_STRINGS,
+        numbers: &["number"],
+        comments: &["comment", "html_comment"],
+        calls: JS_CALLS,
+        imports: &["import_statement"],
+        script_blocks: true,
     },
 ];
 
@@ -698,5 +792,15 @@ mod tests {
         assert_eq!(for_path("a/b.tsx").map(Lang::name), Some("tsx"));
         assert!(for_path("README").is_none());
         assert!(for_path("x.unknown").is_none());
+    }
+
+    #[test]
+    fn script_blocks_keep_offsets_and_lines() {
+        let src = "<template>\n  <p>{{ é }}</p>\n</template>\n<script lang=\"ts\">\nconst a = 1;\n</script>\n<style>p {}</style>\n";
+        let out = script_blocks_only(src);
+        assert_eq!(out.len(), src.len());
+        assert_eq!(out.lines().count(), src.lines().count());
+        assert!(out.contains("\nconst a = 1;\n"));
+        assert!(!out.contains("template") && !out.contains("style") && !out.contains("script"));
     }
 }

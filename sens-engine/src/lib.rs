@@ -5,6 +5,7 @@
 /// The Canon: the rules text every C1/C2 session receives (SPEC 2.9).
 pub const CANON: &str = include_str!("canon.md");
 
+pub mod buckets;
 pub mod dupes;
 pub mod engine;
 pub mod finding;

@@ -117,17 +117,17 @@ pub fn copy_findings(
 ) -> Vec<Finding> {
     let cfg = index.config();
     let never_blocks = is_generated_file(path, text) || is_fixture_path(path);
-    let elsewhere = |_: UnitId, u: &Unit| &*u.file == path;
+    let same_file = |_: UnitId, u: &Unit| &*u.file == path;
     let mut found: Vec<(&UnitData, Finding)> = Vec::new();
     for unit in added_units(before, after) {
-        let mut matches = index.copies(unit, elsewhere);
+        let mut matches = index.copies(unit, same_file);
         // A copy that already stood in the old version of this unit is not new.
         let old_twin = before
             .iter()
             .find(|o| o.kind == unit.kind && o.name == unit.name);
         if let Some(old) = old_twin {
             let old_matches: Vec<UnitId> =
-                index.copies(old, elsewhere).iter().map(|m| m.id).collect();
+                index.copies(old, same_file).iter().map(|m| m.id).collect();
             matches.retain(|m| !old_matches.contains(&m.id));
         }
         let Some((best, existing)) = best_match(index, unit, &matches) else {
@@ -310,6 +310,7 @@ fn is_excluded_from_orphans(unit: &UnitData, path: &str, text: &str) -> bool {
         || name.starts_with("Test")
         || facts.exported
         || facts.implements
+        || facts.callback
         // Attributes and decorators hand the function to a framework or the
         // test runner (`#[test]`, `@app.route`, `@pytest.fixture`).
         || !facts.decorators.is_empty()

@@ -231,6 +231,7 @@ pub fn suggest(index: &Index, prompt: &str) -> Vec<Suggestion> {
         .filter(|u| {
             u.data.kind != UnitKind::Window
                 && !u.data.name.starts_with('<')
+                && !u.data.facts.callback
                 && u.data.name != "main"
                 && !is_test_path(&u.file)
         })

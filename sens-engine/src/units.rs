@@ -60,6 +60,8 @@ pub struct UnitFacts {
     pub implements: bool,
     /// Doc comments before the unit, or a Python docstring; whitespace collapsed.
     pub doc: String,
+    /// Written as an argument of a call (a callback): used where it stands.
+    pub callback: bool,
 }
 
 /// Doc text kept per unit (for suggestions), in bytes.
@@ -97,14 +99,20 @@ thread_local! {
 }
 
 /// Parses `source` with the language's grammar, reusing one parser per thread.
+/// Extraction reads token texts from `source` itself: preparing (blanking what is
+/// not code) keeps every offset.
 pub fn parse_tree(lang: &Lang, source: &str) -> anyhow::Result<Tree> {
+    parse_with(lang, &lang.prepare(source), None)
+}
+
+fn parse_with(lang: &Lang, text: &str, old: Option<&Tree>) -> anyhow::Result<Tree> {
     PARSER.with(|parser| {
         let mut parser = parser.borrow_mut();
         parser
             .set_language(&lang.language)
             .map_err(|e| anyhow::anyhow!("grammar of {} cannot be loaded: {e}", lang.name()))?;
         parser
-            .parse(source, None)
+            .parse(text, old)
             .ok_or_else(|| anyhow::anyhow!("the {} parser gave up", lang.name()))
     })
 }
@@ -124,27 +132,20 @@ pub fn reparse(
     old_tree: &Tree,
     new: &str,
 ) -> anyhow::Result<(Tree, Range<usize>)> {
-    let changed = changed_range(old, new);
+    let (old, new) = (lang.prepare(old), lang.prepare(new));
+    let changed = changed_range(&old, &new);
     let old_end = old.len() - (new.len() - changed.end);
     let mut tree = old_tree.clone();
     tree.edit(&InputEdit {
         start_byte: changed.start,
         old_end_byte: old_end,
         new_end_byte: changed.end,
-        start_position: point(old, changed.start),
-        old_end_position: point(old, old_end),
-        new_end_position: point(new, changed.end),
+        start_position: point(&old, changed.start),
+        old_end_position: point(&old, old_end),
+        new_end_position: point(&new, changed.end),
     });
-    PARSER.with(|parser| {
-        let mut parser = parser.borrow_mut();
-        parser
-            .set_language(&lang.language)
-            .map_err(|e| anyhow::anyhow!("grammar of {} cannot be loaded: {e}", lang.name()))?;
-        let tree = parser
-            .parse(new, Some(&tree))
-            .ok_or_else(|| anyhow::anyhow!("the {} parser gave up", lang.name()))?;
-        Ok((tree, changed))
-    })
+    let tree = parse_with(lang, &new, Some(&tree))?;
+    Ok((tree, changed))
 }
 
 /// The byte range of `new` between the longest common prefix and suffix of the
@@ -234,8 +235,18 @@ pub fn extract(
     // Names of enclosing named units, for window names.
     let mut cursor = root.walk();
     let mut depth = 0usize;
+    // The path from the root to the current node: `Node::parent` searches from
+    // the root each time, this is free.
+    let mut ancestors: Vec<Node> = Vec::new();
+    let doc = Doc {
+        lang,
+        source,
+        focus,
+    };
     loop {
         let node = cursor.node();
+        ancestors.truncate(depth);
+        ancestors.push(node);
         let flags = if node.is_named() {
             lang.flags(node.kind_id())
         } else {
@@ -298,7 +309,7 @@ pub fn extract(
         // The current node is done; close it and every ancestor that has no
         // next sibling.
         loop {
-            close_frame(&mut frames, depth, &tokens, &mut raw, lang, source, focus);
+            close_frame(&mut frames, &ancestors, depth, &tokens, &mut raw, &doc);
             if cursor.goto_next_sibling() {
                 break;
             }
@@ -310,15 +321,26 @@ pub fn extract(
     }
 }
 
+/// The file being extracted.
+struct Doc<'a> {
+    lang: &'a Lang,
+    source: &'a str,
+    focus: Option<&'a Range<usize>>,
+}
+
 fn close_frame(
     frames: &mut Vec<Frame>,
+    ancestors: &[Node],
     depth: usize,
     tokens: &[Token],
     raw: &mut Vec<RawUnit>,
-    lang: &Lang,
-    source: &str,
-    focus: Option<&Range<usize>>,
+    doc: &Doc,
 ) {
+    let Doc {
+        lang,
+        source,
+        focus,
+    } = *doc;
     if frames.last().is_none_or(|f| f.depth != depth) {
         return;
     }
@@ -330,9 +352,10 @@ fn close_frame(
     if let Some(kind) = frame.unit
         && in_focus(focus, bytes.start, bytes.end)
     {
-        let name = unit_name(frame.node, source);
+        let above = &ancestors[..frame.depth.min(ancestors.len())];
+        let name = unit_name(frame.node, above, source);
         let signature = signature(frame.node, lang, source);
-        let facts = facts(frame.node, frames, lang, source, &name, &signature);
+        let facts = facts(frame.node, above, frames, lang, source, &name, &signature);
         raw.push(RawUnit {
             kind,
             name,
@@ -349,7 +372,13 @@ fn close_frame(
         let owner = frames.iter().rev().find(|f| f.unit.is_some());
         let (owner_name, owner_signature) = owner.map_or_else(
             || ("<top level>".to_string(), String::new()),
-            |f| (unit_name(f.node, source), signature(f.node, lang, source)),
+            |f| {
+                let above = &ancestors[..f.depth.min(ancestors.len())];
+                (
+                    unit_name(f.node, above, source),
+                    signature(f.node, lang, source),
+                )
+            },
         );
         for w in frame.stmts.windows(WINDOW) {
             if !in_focus(focus, w[0].bytes.start, w[WINDOW - 1].bytes.end) {
@@ -389,6 +418,7 @@ fn line_of(row: usize) -> u32 {
 
 fn facts(
     node: Node,
+    ancestors: &[Node],
     frames: &[Frame],
     lang: &Lang,
     source: &str,
@@ -421,7 +451,7 @@ fn facts(
         prev = p.prev_named_sibling();
     }
     // Python: `@decorator` lines wrap the definition.
-    if let Some(parent) = node.parent()
+    if let Some(parent) = ancestors.last()
         && parent.kind() == "decorated_definition"
     {
         let mut cursor = parent.walk();
@@ -448,25 +478,23 @@ fn facts(
         exported: signature.starts_with("pub ")
             || signature.starts_with("public ")
             || signature.contains(" public ")
-            || exported_by_statement(node)
+            || exported_by_statement(ancestors)
             || (lang.name() == "go" && name.starts_with(|c: char| c.is_uppercase())),
         implements: in_trait_impl
             || signature.split_whitespace().any(|w| w == "override")
             || decorators.contains("Override"),
         decorators,
         doc,
+        callback: callback_of(ancestors).is_some(),
     }
 }
 
 /// JS/TS: `export function f`, `export const f = () => ...`, `export class C`.
-fn exported_by_statement(node: Node) -> bool {
-    let mut current = node.parent();
-    for _ in 0..3 {
-        match current {
-            Some(n) if n.kind() == "export_statement" => return true,
-            Some(n) if matches!(n.kind(), "variable_declarator" | "lexical_declaration") => {
-                current = n.parent();
-            }
+fn exported_by_statement(ancestors: &[Node]) -> bool {
+    for n in ancestors.iter().rev().take(3) {
+        match n.kind() {
+            "export_statement" => return true,
+            "variable_declarator" | "lexical_declaration" => {}
             _ => return false,
         }
     }
@@ -556,7 +584,7 @@ fn finish(
 /// name in Dart methods.
 const NAME_FIELDS: &[&str] = &["name", "declarator", "pattern", "signature"];
 
-fn unit_name(node: Node, source: &str) -> String {
+fn unit_name(node: Node, ancestors: &[Node], source: &str) -> String {
     let text = |n: Node| collapse(&source[n.byte_range()]);
     if let Some(name) = name_node(node, false) {
         return text(name);
@@ -573,7 +601,7 @@ fn unit_name(node: Node, source: &str) -> String {
         return text(name);
     }
     // Anonymous functions bound to a name: `const f = () => ...`, `obj = { f() {} }`.
-    if let Some(parent) = node.parent() {
+    if let Some(parent) = ancestors.last() {
         for field in ["name", "left", "key", "property"] {
             if let Some(n) = parent.child_by_field_name(field)
                 && n.id() != node.id()
@@ -582,7 +610,29 @@ fn unit_name(node: Node, source: &str) -> String {
             }
         }
     }
+    // Callbacks: `it("adds totals", () => ...)` is named after its call.
+    if let Some((callee, args)) = callback_of(ancestors) {
+        let first_string = args
+            .named_child(0)
+            .filter(|a| a.id() != node.id() && a.kind().contains("string"))
+            .map(|a| format!("({})", text(a)))
+            .unwrap_or_default();
+        let mut name = format!("{}{first_string} callback", text(callee));
+        truncate(&mut name, SIGNATURE_MAX / 2);
+        return name;
+    }
     "<anonymous>".to_string()
+}
+
+/// The callee and argument list when the unit is an argument of a call.
+fn callback_of<'t>(ancestors: &[Node<'t>]) -> Option<(Node<'t>, Node<'t>)> {
+    let [.., call, args] = ancestors else {
+        return None;
+    };
+    let callee = call.child_by_field_name("function")?;
+    call.child_by_field_name("arguments")
+        .is_some_and(|a| a.id() == args.id())
+        .then_some((callee, *args))
 }
 
 /// Follows the naming fields down to the name; `nested` also looks one level into

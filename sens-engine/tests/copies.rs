@@ -132,6 +132,10 @@ fn dupes_report_real_sized_copies_but_not_short_ones() {
         .collect();
     assert_eq!(names, ["summarize_orders", "tally_invoices"]);
     assert_eq!(groups[0].kind, CopyKind::Renamed);
+    // 13 + 13 lines: the two functions.
+    assert_eq!(dupes::duplicated_lines(&index, &groups), 26);
     // With no floor the short function is a group of its own.
-    assert_eq!(dupes::groups(&index, 0).len(), 2);
+    let all = dupes::groups(&index, 0);
+    assert_eq!(all.len(), 2);
+    assert_eq!(dupes::duplicated_lines(&index, &all), 30);
 }

@@ -183,6 +183,22 @@ const SNIPPETS: &[(&str, &str, &str, &str, bool, bool)] = &[
         true,
         true,
     ),
+    (
+        "vue",
+        "A.vue",
+        "<template>\n  <p>{{ total(2) }}</p>\n</template>\n<script lang=\"ts\">\nexport function total(a: number): number {\n  const b = a + 1;\n  const c = b * 2;\n  const d = c - 3;\n  return d;\n}\nclass Q {}\n</script>\n<style>p { color: red; }</style>\n",
+        "total",
+        true,
+        true,
+    ),
+    (
+        "svelte",
+        "A.svelte",
+        "<script>\n  function total(a) {\n    const b = a + 1;\n    const c = b * 2;\n    const d = c - 3;\n    return d;\n  }\n  class Q {}\n</script>\n<p>{total(2)}</p>\n",
+        "total",
+        true,
+        true,
+    ),
 ];
 
 #[test]
@@ -216,6 +232,12 @@ fn every_grammar_parses_and_finds_units() {
         covered.push(name);
     }
     assert!(failures.is_empty(), "{failures:#?}");
+    // Units of single-file components keep the component's line numbers.
+    let vue = lang::for_path("A.vue").unwrap();
+    let vue_source = SNIPPETS.iter().find(|s| s.0 == "vue").map(|s| s.2).unwrap();
+    let parsed = parse_file(vue, vue_source, &fp).unwrap();
+    let total = parsed.units.iter().find(|u| u.name == "total").unwrap();
+    assert_eq!((total.start_line, total.end_line), (5, 10));
     for lang in lang::all() {
         assert!(
             covered.contains(&lang.name()),

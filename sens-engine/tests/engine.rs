@@ -1,0 +1,80 @@
+//! The engine's view of the disk: rescans find what any tool changed (new,
+//! edited, same-size rewrites, deleted files) and judge each change once.
+
+use std::fs;
+use std::path::Path;
+
+use sens_engine::Engine;
+use sens_engine::judge::Judge;
+use sens_engine::rules::RuleConfig;
+
+fn fixture(name: &str, ext: &str) -> String {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/{name}.{ext}.txt"));
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn rescan_finds_changes_by_any_tool_and_judges_them_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::write(root.join("src/orders.rs"), fixture("original", "rs")).unwrap();
+    fs::write(root.join("src/small.rs"), "fn alpha() -> u8 {\n    1\n}\n").unwrap();
+    let mut engine = Engine::open(root, RuleConfig::default()).unwrap();
+    assert!(engine.rescan().unwrap().is_empty(), "nothing changed");
+
+    // A copy written behind the engine's back (`cp`, `cat >`).
+    fs::write(root.join("src/copy.rs"), fixture("renamed", "rs")).unwrap();
+    let findings = engine.rescan().unwrap();
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    assert!(findings[0].blocks && findings[0].rule == "copy.renamed");
+    assert!(engine.rescan().unwrap().is_empty(), "judged once");
+
+    // A rewrite of the same size right after the last look.
+    fs::write(root.join("src/small.rs"), "fn gamma() -> u8 {\n    2\n}\n").unwrap();
+    engine.rescan().unwrap();
+    assert_eq!(engine.index().definitions("gamma").count(), 1);
+    assert_eq!(engine.index().definitions("alpha").count(), 0);
+
+    // A deletion.
+    fs::remove_file(root.join("src/copy.rs")).unwrap();
+    engine.rescan().unwrap();
+    assert!(engine.index().file("src/copy.rs").is_none());
+    assert_eq!(engine.index().definitions("tally_invoices").count(), 0);
+}
+
+#[test]
+fn writes_are_judged_by_project_path_whatever_form_it_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::write(root.join("src/orders.py"), fixture("original", "py")).unwrap();
+    let mut engine = Engine::open(root, RuleConfig::default()).unwrap();
+    let copy = fixture("renamed", "py");
+    let absolute = engine.root().join("src/new.py");
+    for path in [
+        Path::new("src/new.py"),
+        Path::new("./src/../src/new.py"),
+        absolute.as_path(),
+    ] {
+        let findings = engine.check_write(path, &copy).unwrap();
+        assert_eq!(findings.len(), 1, "{}", path.display());
+        assert_eq!(findings[0].new.file, "src/new.py");
+    }
+    // Outside the project, or a language without a grammar: nothing to judge.
+    assert!(
+        engine
+            .check_write(Path::new("/tmp/elsewhere.py"), &copy)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        engine
+            .check_write(Path::new("notes.txt"), &copy)
+            .unwrap()
+            .is_empty()
+    );
+    // check_write does not change the index.
+    assert!(engine.index().file("src/new.py").is_none());
+}
