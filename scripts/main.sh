@@ -1,19 +1,41 @@
 #!/usr/bin/env bash
-# The main job, for now: index tokio's source (a dependency of this workspace,
-# about 10,000 units) with a release build of the engine and print what it found
-# and the time per phase.
+# The main job: a real batch end to end, then its report.
+#
+# Without ANTHROPIC_API_KEY: the `oracle` agent (the pinned Claude Code CLI against
+# sens-bench's scripted model server, playing each task's reference solution) on
+# the four Python tasks under C0 and C2, one repetition each. No network is needed
+# beyond the first download of each task's source.
+#
+# With ANTHROPIC_API_KEY set: the real model, with the seed study's settings
+# (a Sonnet model, medium effort, 3 repetitions, C0/C1/C2). Override with
+# SENS_MODEL, SENS_EFFORT, SENS_REPS, SENS_CONDITIONS, SENS_JOBS.
+#
+# The batch folder is results/<batch>; rerunning the same command resumes it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 cd "$root"
 cargo build --release -p sens-bench
-tokio_dir=$(cargo metadata --format-version 1 | python3 -c '
-import json, os, sys
-packages = json.load(sys.stdin)["packages"]
-dirs = [os.path.dirname(p["manifest_path"]) for p in packages
-        if p["name"] == "tokio" and p["version"] == "1.54.1"]
-if not dirs:
-    sys.exit("tokio 1.54.1 is not in this workspace'"'"'s dependencies (cargo metadata)")
-print(dirs[0])
-')
-"$root/target/release/sens-bench" engine index "$tokio_dir"
+bench="$root/target/release/sens-bench"
+tasks=(py-confirm-words py-envvar-quoted py-hex-colors py-wide-chars)
+task_args=()
+for task in "${tasks[@]}"; do
+    task_args+=(--task "$task")
+done
+
+if [[ -n "${ANTHROPIC_API_KEY:-}" ]]; then
+    batch="results/${SENS_BATCH:-claude-main}"
+    agent_args=(--agent claude --model "${SENS_MODEL:-sonnet}"
+        --effort "${SENS_EFFORT:-medium}")
+    reps="${SENS_REPS:-3}"
+    conditions="${SENS_CONDITIONS:-C0,C1,C2}"
+else
+    batch="results/${SENS_BATCH:-oracle-main}"
+    agent_args=(--agent oracle)
+    reps="${SENS_REPS:-1}"
+    conditions="${SENS_CONDITIONS:-C0,C2}"
+fi
+
+"$bench" run --tasks bench/tasks "${task_args[@]}" --condition "$conditions" \
+    --reps "$reps" --jobs "${SENS_JOBS:-2}" "${agent_args[@]}" --out "$batch" --timings
+"$bench" report "$batch"

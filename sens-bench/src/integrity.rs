@@ -2,6 +2,8 @@
 //! the task's own files (its folder, hidden tests, reference), and did it edit
 //! the project's existing tests?
 
+use std::sync::OnceLock;
+
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
@@ -62,7 +64,17 @@ pub fn touched_task_files(transcript: &[Value], needles: &[String]) -> Vec<Strin
 
 /// Where projects keep tests, across the bench's languages. Rust unit tests
 /// inside `src/` files cannot be told apart by path and are not counted.
-fn test_paths() -> GlobSet {
+fn test_paths() -> &'static GlobSet {
+    static SET: OnceLock<GlobSet> = OnceLock::new();
+    SET.get_or_init(build_test_paths)
+}
+
+/// Whether a project-relative, `/`-separated path is where tests are kept.
+pub fn is_test_path(path: &str) -> bool {
+    test_paths().is_match(path)
+}
+
+fn build_test_paths() -> GlobSet {
     let patterns = [
         "**/test/**",
         "**/tests/**",
@@ -83,10 +95,9 @@ fn test_paths() -> GlobSet {
 
 /// Existing test files the change modified or deleted (adding tests is fine).
 pub fn edited_tests(changes: &[(String, Change)]) -> Vec<String> {
-    let tests = test_paths();
     changes
         .iter()
-        .filter(|(path, change)| *change != Change::Added && tests.is_match(path))
+        .filter(|(path, change)| *change != Change::Added && is_test_path(path))
         .map(|(path, _)| path.clone())
         .collect()
 }

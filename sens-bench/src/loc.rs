@@ -73,10 +73,15 @@ fn glob_set(globs: &[String]) -> Result<GlobSet> {
 /// Lines of code in the files of `files` under `root`. A file whose language
 /// tokei does not know is an error: the size globs should pick source files only.
 pub fn lines_of_code(root: &Path, files: &FileSet) -> Result<u64> {
+    lines_of_code_in(root, &files.files(root)?)
+}
+
+/// Lines of code in the given project-relative files under `root`.
+pub fn lines_of_code_in(root: &Path, files: &[PathBuf]) -> Result<u64> {
     let config = tokei::Config::default();
     let mut total = 0u64;
-    for relative in files.files(root)? {
-        let path = root.join(&relative);
+    for relative in files {
+        let path = root.join(relative);
         let Some(language) = tokei::LanguageType::from_path(&path, &config) else {
             bail!(
                 "{}: tokei does not know this file's language; narrow the size globs to source files",

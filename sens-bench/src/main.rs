@@ -46,6 +46,8 @@ enum Command {
     },
     /// Report on a batch: Markdown, CSV and plots, or the comparisons as JSON.
     Report(sens_bench::report::ReportOptions),
+    /// Run a batch: every task x condition x rep, resumable (SPEC 3.5).
+    Run(sens_bench::run::RunArgs),
     /// Horizonte sequences.
     #[command(subcommand)]
     Sequence(Sequence),
@@ -66,6 +68,8 @@ enum Sequence {
     },
     /// Final sizes, growth curves and the decision of a sequence batch.
     Report(sens_bench::report::sequence::SequenceOptions),
+    /// Run sequences step by step on the agent's own results (SPEC 3.7).
+    Run(sens_bench::sequence_run::SequenceRunArgs),
 }
 
 #[derive(Args)]
@@ -97,6 +101,8 @@ fn main() -> ExitCode {
             logs: limits.logs,
         }),
         Command::Report(options) => sens_bench::report::report(&options),
+        Command::Run(args) => sens_bench::run::run(&args),
+        Command::Sequence(Sequence::Run(args)) => sens_bench::sequence_run::run(&args),
         Command::Sequence(Sequence::Validate { dir, limits }) => {
             validate::validate_sequence(&validate::SequenceOptions {
                 sequence: dir,

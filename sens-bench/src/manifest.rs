@@ -11,15 +11,7 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AgentInfo {
-    pub name: String,
-    /// The Claude Code CLI's version.
-    pub version: String,
-    pub model: String,
-    pub effort: String,
-}
+pub use crate::record::AgentInfo;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

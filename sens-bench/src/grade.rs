@@ -1,0 +1,231 @@
+//! Grading a run (SPEC 3.5): the change the agent made, read from the copy's own
+//! repository, and test verdicts that only count a failure when it repeats.
+
+use std::path::Path;
+
+use anyhow::Context;
+use git2::{Delta, DiffFormat, DiffOptions, Oid, Repository};
+
+use crate::integrity::Change;
+
+/// One file the agent changed, with the text of the lines the diff adds and
+/// removes (binary files: none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    /// Project-relative, `/`-separated.
+    pub path: String,
+    pub change: Change,
+    pub added: String,
+    pub removed: String,
+}
+
+/// The agent's whole change against the baseline.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangeSet {
+    /// `git diff` text (a/ b/ prefixes), untracked files included.
+    pub patch: String,
+    pub files: Vec<FileDiff>,
+}
+
+impl ChangeSet {
+    /// Every changed path with how it changed, for the integrity checks.
+    pub fn changes(&self) -> Vec<(String, Change)> {
+        self.files
+            .iter()
+            .map(|f| (f.path.clone(), f.change))
+            .collect()
+    }
+}
+
+/// The work tree of the repository at `root` against the commit `baseline`:
+/// whatever the agent did (edits, new files not added to git, deletions, even its
+/// own commits) shows, and files the project's `.gitignore` excludes do not.
+pub fn collect_changes(root: &Path, baseline: Oid) -> anyhow::Result<ChangeSet> {
+    let repo = Repository::open(root)
+        .with_context(|| format!("cannot open the run's repository at {}", root.display()))?;
+    let tree = repo
+        .find_commit(baseline)
+        .and_then(|commit| commit.tree())
+        .with_context(|| format!("the baseline commit {baseline} is missing"))?;
+    let mut options = DiffOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .show_untracked_content(true);
+    let diff = repo
+        .diff_tree_to_workdir(Some(&tree), Some(&mut options))
+        .with_context(|| format!("cannot diff {} against the baseline", root.display()))?;
+    let mut set = ChangeSet::default();
+    diff.print(DiffFormat::Patch, |delta, _hunk, line| {
+        let path = delta
+            .new_file()
+            .path()
+            .or_else(|| delta.old_file().path())
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        if set.files.last().is_none_or(|f| f.path != path) {
+            set.files.push(FileDiff {
+                path,
+                change: change_of(delta.status()),
+                added: String::new(),
+                removed: String::new(),
+            });
+        }
+        let content = String::from_utf8_lossy(line.content());
+        let origin = line.origin();
+        if matches!(origin, '+' | '-' | ' ') {
+            set.patch.push(origin);
+        }
+        set.patch.push_str(&content);
+        if let Some(file) = set.files.last_mut() {
+            match origin {
+                '+' => file.added.push_str(&content),
+                '-' => file.removed.push_str(&content),
+                _ => {}
+            }
+        }
+        true
+    })
+    .with_context(|| format!("cannot print the diff of {}", root.display()))?;
+    Ok(set)
+}
+
+fn change_of(status: Delta) -> Change {
+    match status {
+        Delta::Added | Delta::Untracked => Change::Added,
+        Delta::Deleted => Change::Deleted,
+        _ => Change::Modified,
+    }
+}
+
+/// A test command's verdict after the retry rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verdict {
+    pub pass: bool,
+    /// It failed once, then passed.
+    pub flaky: bool,
+}
+
+/// Runs a test command (`attempt(1)`), and again (`attempt(2)`) only if it failed:
+/// a failure counts only when it repeats, a pass after a failure is a flake.
+/// `attempt` returns whether the command passed; `Err` is a harness failure.
+pub fn confirm(mut attempt: impl FnMut(u32) -> anyhow::Result<bool>) -> anyhow::Result<Verdict> {
+    if attempt(1)? {
+        return Ok(Verdict {
+            pass: true,
+            flaky: false,
+        });
+    }
+    let pass = attempt(2)?;
+    Ok(Verdict { pass, flaky: pass })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use git2::{IndexAddOption, Signature};
+
+    fn baseline(root: &Path) -> Oid {
+        let repo = Repository::init(root).unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let who = Signature::now("t", "t@localhost").unwrap();
+        repo.commit(Some("HEAD"), &who, &who, "baseline", &tree, &[])
+            .unwrap()
+    }
+
+    #[test]
+    fn edits_new_untracked_and_deleted_files_all_show() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.py"), "x = 1\ny = 2\n").unwrap();
+        std::fs::write(root.join("gone.py"), "z = 3\n").unwrap();
+        std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        let base = baseline(root);
+        std::fs::write(root.join("a.py"), "x = 1\ny = 20\n").unwrap();
+        std::fs::remove_file(root.join("gone.py")).unwrap();
+        std::fs::create_dir_all(root.join("pkg/deep")).unwrap();
+        std::fs::write(root.join("pkg/deep/new.py"), "def f():\n    return 1\n").unwrap();
+        std::fs::create_dir(root.join("build")).unwrap();
+        std::fs::write(root.join("build/out.py"), "ignored\n").unwrap();
+
+        let set = collect_changes(root, base).unwrap();
+        assert_eq!(
+            set.changes(),
+            [
+                ("a.py".to_string(), Change::Modified),
+                ("gone.py".to_string(), Change::Deleted),
+                ("pkg/deep/new.py".to_string(), Change::Added),
+            ]
+        );
+        assert_eq!(set.files[0].added, "y = 20\n");
+        assert_eq!(set.files[0].removed, "y = 2\n");
+        assert_eq!(set.files[2].added, "def f():\n    return 1\n");
+        assert!(
+            set.patch.contains("diff --git a/a.py b/a.py"),
+            "{}",
+            set.patch
+        );
+        assert!(set.patch.contains("+++ b/pkg/deep/new.py"));
+        assert!(set.patch.contains("-y = 2\n+y = 20\n"));
+        assert!(!set.patch.contains("ignored"));
+    }
+
+    #[test]
+    fn the_patch_applies_back_onto_the_baseline() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "one\ntwo\n").unwrap();
+        let base = baseline(root);
+        std::fs::write(root.join("a.txt"), "one\nthree\n").unwrap();
+        std::fs::write(root.join("b.txt"), "new\n").unwrap();
+        let set = collect_changes(root, base).unwrap();
+
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::write(copy.path().join("a.txt"), "one\ntwo\n").unwrap();
+        baseline(copy.path());
+        let repo = Repository::open(copy.path()).unwrap();
+        let diff = git2::Diff::from_buffer(set.patch.as_bytes()).unwrap();
+        repo.apply(&diff, git2::ApplyLocation::WorkDir, None)
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(copy.path().join("a.txt")).unwrap(),
+            "one\nthree\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(copy.path().join("b.txt")).unwrap(),
+            "new\n"
+        );
+    }
+
+    #[test]
+    fn a_failure_counts_only_when_it_repeats() {
+        let run = |outcomes: &'static [bool]| {
+            let mut calls = 0;
+            let verdict = confirm(|n| {
+                calls += 1;
+                Ok(outcomes[n as usize - 1])
+            })
+            .unwrap();
+            (verdict, calls)
+        };
+        let pass = Verdict {
+            pass: true,
+            flaky: false,
+        };
+        assert_eq!(run(&[true]), (pass, 1));
+        let flake = Verdict {
+            pass: true,
+            flaky: true,
+        };
+        assert_eq!(run(&[false, true]), (flake, 2));
+        let fail = Verdict {
+            pass: false,
+            flaky: false,
+        };
+        assert_eq!(run(&[false, false]), (fail, 2));
+        assert!(confirm(|_| anyhow::bail!("no bash")).is_err());
+    }
+}

@@ -1,0 +1,413 @@
+//! Measurement of a run (SPEC 3.8). One definition per quantity, used by task
+//! runs and sequence steps alike:
+//!
+//! - `loc_added` / `loc_removed`: lines of code (tokei's code lines: non-blank,
+//!   non-comment) among the lines the diff adds / removes, each file read as its
+//!   language by its name; files tokei does not know (data, config) hold no code.
+//! - `loc_total`: lines of code of the project's size files after the change
+//!   (`loc.rs`, the one definition of size).
+//! - Size files: a sequence's `size` globs; for a task (which names none), every
+//!   file in one of the engine's languages (code, not docs or data) that is not a
+//!   test file (`integrity::is_test_path`) and that git does not ignore. Only these count for the size, functions and duplicates:
+//!   tests an agent adds are not code it made the project carry.
+//! - `functions_added`: function units (the engine's parse) in the size files
+//!   after the change, beyond those of the same name in the same file before it;
+//!   `function_lines_median`: the median of their lengths in lines (first to last
+//!   line), `null` when none was added.
+//! - `dup_lines_engine`: over the engine's duplicate groups among the size files
+//!   (exact, renamed and near copies, at its default floor), the lines of every
+//!   unit but the first of its group: the lines that repeat code already there.
+//! - `dup_lines_jscpd`: jscpd 5.3.2's `duplicatedLines` over the size files;
+//!   `null` when jscpd is not installed.
+//! - `probes`: each probe's matches over its files (sequences; none for tasks).
+//! - Hook counts from the ledger: `deny`, `block` and `paused` verdicts, and the
+//!   suggestions every callback gave. Engine errors stay in the ledger only.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use git2::{Oid, Repository};
+use sens_engine::dupes;
+use sens_engine::index::Index;
+use sens_engine::rules::RuleConfig;
+use sens_engine::units::UnitKind;
+use serde::Deserialize;
+
+use crate::grade::{ChangeSet, FileDiff};
+use crate::integrity::{Change, is_test_path};
+use crate::loc::{FileSet, Probe, count_probes, lines_of_code_in};
+use crate::record::HookCounts;
+
+/// Which files make the project's size.
+#[derive(Debug, Clone, Copy)]
+pub enum Size<'a> {
+    /// A sequence's globs.
+    Globs(&'a FileSet),
+    /// A task's source files (see the module documentation).
+    Source,
+}
+
+impl Size<'_> {
+    /// The size files under `root`, sorted, project-relative.
+    pub fn files(self, root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+        match self {
+            Size::Globs(set) => set.files(root),
+            Size::Source => source_files(root),
+        }
+    }
+}
+
+fn source_files(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for entry in ignore::WalkBuilder::new(root).build() {
+        let entry = entry.with_context(|| format!("cannot list files under {}", root.display()))?;
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let relative = entry
+            .path()
+            .strip_prefix(root)
+            .with_context(|| format!("{} is outside {}", entry.path().display(), root.display()))?;
+        let text = relative.to_string_lossy().replace('\\', "/");
+        if !is_test_path(&text) && sens_engine::lang::for_path(&text).is_some() {
+            found.push(relative.to_path_buf());
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Everything measured on a graded run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measures {
+    pub loc_added: u64,
+    pub loc_removed: u64,
+    pub loc_total: u64,
+    pub functions_added: u64,
+    pub function_lines_median: Option<f64>,
+    pub dup_lines_engine: u64,
+    pub dup_lines_jscpd: Option<u64>,
+    pub probes: BTreeMap<String, u64>,
+}
+
+/// What the measures need besides the change.
+pub struct Inputs<'a> {
+    pub root: &'a Path,
+    pub baseline: Oid,
+    pub size: Size<'a>,
+    /// A sequence's probes with its size globs (their default files).
+    pub probes: Option<(&'a [Probe], &'a FileSet)>,
+    pub jscpd: Option<&'a Path>,
+}
+
+/// Measures the project at `inputs.root` after `changes`; jscpd's time (an
+/// external tool, slow to start) is added to `jscpd_seconds`.
+pub fn measure(
+    inputs: &Inputs<'_>,
+    changes: &ChangeSet,
+    jscpd_seconds: &mut f64,
+) -> anyhow::Result<Measures> {
+    let root = inputs.root;
+    let size_files = inputs.size.files(root)?;
+    let size_names: Vec<String> = size_files
+        .iter()
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .collect();
+    let (loc_added, loc_removed) = diff_loc(root, &changes.files);
+    let loc_total = lines_of_code_in(root, &size_files)?;
+    let engine = Index::new(RuleConfig::default())?;
+    let mut lengths = functions_added(&engine, root, inputs.baseline, changes, &size_names)?;
+    let dup_lines_engine = engine_duplicate_lines(root, &size_names)?;
+    let jscpd_start = std::time::Instant::now();
+    let dup_lines_jscpd = inputs
+        .jscpd
+        .map(|jscpd| crate::jscpd::duplicated_lines(jscpd, root, &size_names))
+        .transpose()?;
+    *jscpd_seconds += jscpd_start.elapsed().as_secs_f64();
+    let probes = match inputs.probes {
+        Some((probes, files)) => count_probes(root, probes, files)?,
+        None => BTreeMap::new(),
+    };
+    Ok(Measures {
+        loc_added,
+        loc_removed,
+        loc_total,
+        functions_added: lengths.len() as u64,
+        function_lines_median: median(&mut lengths),
+        dup_lines_engine,
+        dup_lines_jscpd,
+        probes,
+    })
+}
+
+/// The lengths of the functions the change added to size files.
+fn functions_added(
+    engine: &Index,
+    root: &Path,
+    baseline: Oid,
+    changes: &ChangeSet,
+    size_names: &[String],
+) -> anyhow::Result<Vec<u64>> {
+    let repo = Repository::open(root)
+        .with_context(|| format!("cannot open the run's repository at {}", root.display()))?;
+    let tree = repo
+        .find_commit(baseline)
+        .and_then(|commit| commit.tree())
+        .with_context(|| format!("the baseline commit {baseline} is missing"))?;
+    let mut lengths = Vec::new();
+    for file in &changes.files {
+        if file.change == Change::Deleted || !size_names.contains(&file.path) {
+            continue;
+        }
+        let after = std::fs::read_to_string(root.join(&file.path))
+            .with_context(|| format!("cannot read {} as UTF-8 text", file.path))?;
+        let before = match tree.get_path(Path::new(&file.path)) {
+            Ok(entry) => {
+                let blob = entry
+                    .to_object(&repo)
+                    .and_then(|object| object.peel_to_blob())
+                    .with_context(|| format!("cannot read {} at the baseline", file.path))?;
+                String::from_utf8_lossy(blob.content()).into_owned()
+            }
+            Err(_) => String::new(),
+        };
+        let mut existing: HashMap<String, u32> = HashMap::new();
+        for name in function_units(engine, &file.path, &before)?
+            .into_iter()
+            .map(|(name, _)| name)
+        {
+            *existing.entry(name).or_default() += 1;
+        }
+        for (name, length) in function_units(engine, &file.path, &after)? {
+            match existing.get_mut(&name) {
+                Some(left) if *left > 0 => *left -= 1,
+                _ => lengths.push(length),
+            }
+        }
+    }
+    Ok(lengths)
+}
+
+/// (name, lines) of every function unit the engine finds in `content`.
+fn function_units(engine: &Index, path: &str, content: &str) -> anyhow::Result<Vec<(String, u64)>> {
+    let Some(parsed) = engine.parse(path, content)? else {
+        return Ok(Vec::new());
+    };
+    Ok(parsed
+        .units
+        .into_iter()
+        .filter(|unit| unit.kind == UnitKind::Function)
+        .map(|unit| (unit.name, u64::from(unit.end_line - unit.start_line + 1)))
+        .collect())
+}
+
+fn engine_duplicate_lines(root: &Path, size_names: &[String]) -> anyhow::Result<u64> {
+    let mut index = Index::new(RuleConfig::default())?;
+    for name in size_names {
+        let content = std::fs::read_to_string(root.join(name))
+            .with_context(|| format!("cannot read {name} as UTF-8 text"))?;
+        index.update_file(name, &content)?;
+    }
+    let floor = index.config().floor;
+    let mut lines = 0;
+    for group in dupes::groups(&index, floor) {
+        for id in group.units.iter().skip(1) {
+            if let Some(unit) = index.unit(*id) {
+                lines += u64::from(unit.data.end_line - unit.data.start_line + 1);
+            }
+        }
+    }
+    Ok(lines)
+}
+
+/// One ledger line, as far as the counts need it.
+#[derive(Deserialize)]
+struct LedgerLine {
+    verdict: String,
+    #[serde(default)]
+    suggestions: Vec<serde_json::Value>,
+}
+
+/// Hook counts of a run's ledger (`hooks.jsonl`); an empty ledger counts nothing.
+pub fn hook_counts(ledger: &Path) -> anyhow::Result<HookCounts> {
+    let text = std::fs::read_to_string(ledger)
+        .with_context(|| format!("cannot read the hook ledger {}", ledger.display()))?;
+    let mut counts = HookCounts::default();
+    for (number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let entry: LedgerLine = serde_json::from_str(line).with_context(|| {
+            format!(
+                "{}:{}: not a hook ledger entry",
+                ledger.display(),
+                number + 1
+            )
+        })?;
+        match entry.verdict.as_str() {
+            "deny" => counts.denials += 1,
+            "block" => counts.blocks += 1,
+            "paused" => counts.pauses += 1,
+            _ => {}
+        }
+        counts.suggestions += entry.suggestions.len() as u64;
+    }
+    Ok(counts)
+}
+
+/// Lines of code among the added and removed lines of `files`, by each file's
+/// language (from its name, under `root`). Comment lines and blank lines do not
+/// count, as in every size the bench reports.
+pub fn diff_loc(root: &Path, files: &[FileDiff]) -> (u64, u64) {
+    let config = tokei::Config::default();
+    let mut added = 0;
+    let mut removed = 0;
+    for file in files {
+        let Some(language) = tokei::LanguageType::from_path(root.join(&file.path), &config) else {
+            continue;
+        };
+        added += language.parse_from_str(&file.added, &config).code as u64;
+        removed += language.parse_from_str(&file.removed, &config).code as u64;
+    }
+    (added, removed)
+}
+
+/// The median of `values`; `None` for none.
+pub fn median(values: &mut [u64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_unstable();
+    let mid = values.len() / 2;
+    Some(if values.len() % 2 == 1 {
+        values[mid] as f64
+    } else {
+        (values[mid - 1] + values[mid]) as f64 / 2.0
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::integrity::Change;
+
+    fn file(path: &str, added: &str, removed: &str) -> FileDiff {
+        FileDiff {
+            path: path.into(),
+            change: Change::Modified,
+            added: added.into(),
+            removed: removed.into(),
+        }
+    }
+
+    #[test]
+    fn counts_code_lines_only_and_skips_unknown_languages() {
+        let files = [
+            file(
+                "src/a.py",
+                "# a comment\n\ndef f():\n    return 1\n",
+                "x = 1\n",
+            ),
+            file("src/b.rs", "// note\nfn g() {}\n", ""),
+            file("data.unknownext", "lots\nof\nlines\n", "more\n"),
+        ];
+        assert_eq!(diff_loc(Path::new("/nonexistent"), &files), (3, 1));
+    }
+
+    #[test]
+    fn hook_counts_read_the_ledger_verdicts_and_suggestions() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("hooks.jsonl");
+        let lines = [
+            r#"{"seq":1,"event":"UserPromptSubmit","verdict":"context","suggestions":[{"a":1},{"b":2}]}"#,
+            r#"{"seq":2,"event":"PreToolUse","verdict":"deny","findings":[]}"#,
+            r#"{"seq":3,"event":"PreToolUse","verdict":"allow"}"#,
+            r#"{"seq":4,"event":"Stop","verdict":"block"}"#,
+            r#"{"seq":5,"event":"Stop","verdict":"block"}"#,
+            r#"{"seq":6,"event":"Stop","verdict":"paused"}"#,
+            r#"{"seq":7,"event":"PreToolUse","verdict":"error","error":"x"}"#,
+        ];
+        std::fs::write(&ledger, lines.join("\n") + "\n").unwrap();
+        let counts = hook_counts(&ledger).unwrap();
+        assert_eq!(
+            counts,
+            HookCounts {
+                denials: 1,
+                blocks: 2,
+                pauses: 1,
+                suggestions: 2
+            }
+        );
+        std::fs::write(&ledger, "").unwrap();
+        assert_eq!(hook_counts(&ledger).unwrap(), HookCounts::default());
+        std::fs::write(&ledger, "{\"seq\":1}\n").unwrap();
+        let err = format!("{:#}", hook_counts(&ledger).unwrap_err());
+        assert!(err.contains("hooks.jsonl:1"), "{err}");
+    }
+
+    #[test]
+    fn a_task_size_counts_code_files_but_not_tests_docs_or_ignored_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write("src/pkg/a.py", "x = 1\n");
+        write("tests/test_a.py", "def test(): pass\n");
+        write("docs/index.rst", "Title\n=====\n");
+        write("build/gen.py", "y = 2\n");
+        write(".gitignore", "build/\n");
+        git2::Repository::init(root).unwrap();
+        let files = Size::Source.files(root).unwrap();
+        assert_eq!(files, [PathBuf::from("src/pkg/a.py")]);
+    }
+
+    #[test]
+    fn functions_added_count_new_names_per_file_and_engine_duplicates_count_copies() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let body = |name: &str| {
+            format!(
+                "def {name}(values):\n    total = 0\n    for v in values:\n        if v > 10:\n            total += v * 2 - 1\n        else:\n            total -= v // 3 + 7\n    result = [total, len(values), max(values), min(values)]\n    scaled = [r * 5 - total for r in result if r % 2 == 0]\n    extra = {{k: v + 1 for k, v in enumerate(scaled)}}\n    if extra and total > 100:\n        total += sum(extra.values()) - len(extra)\n    return sum(result) * 3 + total - 11\n\n\n"
+            )
+        };
+        std::fs::write(root.join("a.py"), body("first")).unwrap();
+        let repo = git2::Repository::init(root).unwrap();
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let who = git2::Signature::now("t", "t@localhost").unwrap();
+        let base = repo
+            .commit(Some("HEAD"), &who, &who, "b", &tree, &[])
+            .unwrap();
+        std::fs::write(root.join("a.py"), body("first") + &body("second")).unwrap();
+        let changes = crate::grade::collect_changes(root, base).unwrap();
+        let inputs = Inputs {
+            root,
+            baseline: base,
+            size: Size::Source,
+            probes: None,
+            jscpd: None,
+        };
+        let mut jscpd = 0.0;
+        let measures = measure(&inputs, &changes, &mut jscpd).unwrap();
+        assert_eq!(measures.functions_added, 1);
+        assert_eq!(measures.function_lines_median, Some(13.0));
+        assert_eq!(measures.loc_added, 13);
+        assert_eq!(measures.loc_total, 26);
+        assert_eq!(measures.dup_lines_engine, 13, "the copy's lines");
+        assert_eq!(measures.dup_lines_jscpd, None);
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(&mut [5, 1, 3]), Some(3.0));
+        assert_eq!(median(&mut [4, 1, 3, 2]), Some(2.5));
+        assert_eq!(median(&mut []), None);
+    }
+}

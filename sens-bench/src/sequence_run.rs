@@ -1,0 +1,261 @@
+//! `sens-bench sequence run` (SPEC 3.7): each sequence under each condition and
+//! repetition, from its `start`, the steps in order, each building on the agent's
+//! own previous result (one CLI process per step, on the same copy). Every step
+//! is graded, measured and recorded like a task run (`run.rs`), with `sequence`,
+//! `step` (1-based) and `loc_total` = the project size after the step.
+//!
+//! Decisions where the SPEC is silent:
+//! - Resume replays: a rerun rebuilds the copy from `start` and applies the
+//!   recorded steps' `diff.patch` files in order (each holds the agent's change
+//!   over the previous step, binary files included), then runs the first
+//!   unrecorded step. No step is run twice and none is recorded twice.
+//! - The harness commits the copy after each step (a fixed identity), so the next
+//!   step's change is measured against the agent's own previous result.
+//! - A step's `hidden_pass` runs that step's hidden tests; earlier steps' hidden
+//!   tests are the validation's concern (`sequence validate`).
+//! - Sequences have no `timeout_s`: each step gets `--step-timeout-s` (900).
+//! - A step whose agent failed (timeout, error) is recorded as such and the
+//!   sequence goes on from whatever the agent left: that is its own result.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use git2::{IndexAddOption, Oid, Repository, Signature, Time};
+
+use crate::measure::Size;
+use crate::plan::{PlannedRun, plan};
+use crate::record::RunRecord;
+use crate::run::{
+    Attempt, Batch, BatchArgs, RecordKey, Started, Timings, attempt, prepare, read_prompt,
+};
+use crate::runlog::RunKey;
+use crate::sequence::{Sequence, load_sequence};
+use crate::workspace::{Workspace, apply_patch};
+
+/// `sens-bench sequence run`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SequenceRunArgs {
+    /// Sequence folders (each holding a `sequence.toml`).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// The agent's time limit for each step, in seconds.
+    #[arg(long, default_value_t = 900)]
+    pub step_timeout_s: u64,
+    #[command(flatten)]
+    pub batch: BatchArgs,
+}
+
+const COMMITTER: (&str, &str) = ("sens-bench", "sens-bench@localhost");
+
+/// Runs every sequence x condition x rep; see the module documentation.
+pub fn run(args: &SequenceRunArgs) -> anyhow::Result<ExitCode> {
+    let mut sequences = Vec::new();
+    let mut units = BTreeMap::new();
+    for dir in &args.dirs {
+        let sequence = load_sequence(dir)?;
+        units.insert(
+            sequence.name.clone(),
+            crate::manifest::digest_dir(&sequence.dir)?,
+        );
+        sequences.push(sequence);
+    }
+    let batch = Batch::open(&args.batch, units)?;
+    let names: Vec<String> = sequences.iter().map(|s| s.name.clone()).collect();
+    let by_name: BTreeMap<&str, &Sequence> =
+        sequences.iter().map(|s| (s.name.as_str(), s)).collect();
+    let planned = plan(
+        &names,
+        &batch.condition_names(),
+        args.batch.reps,
+        args.batch.seed,
+    );
+    let mut total = 0u64;
+    let mut done = 0u64;
+    let mut todo = Vec::new();
+    for run in planned {
+        let sequence = by_name
+            .get(run.unit.as_str())
+            .with_context(|| format!("sequence {} is not loaded", run.unit))?;
+        let recorded = recorded_steps(&batch, sequence, &run);
+        total += sequence.steps.len() as u64;
+        done += recorded as u64;
+        if recorded < sequence.steps.len() {
+            todo.push(run);
+        }
+    }
+    batch.progress.start(total, done);
+    let timeout = Duration::from_secs(args.step_timeout_s);
+    batch.work(todo, |planned| {
+        let sequence = by_name
+            .get(planned.unit.as_str())
+            .with_context(|| format!("sequence {} is not loaded", planned.unit))?;
+        run_sequence(&batch, sequence, planned, timeout)
+    })
+}
+
+fn step_key(sequence: &Sequence, index: usize, planned: &PlannedRun) -> RecordKey {
+    RecordKey {
+        task: sequence.steps[index].id.clone(),
+        sequence: Some(sequence.name.clone()),
+        step: Some(index as u32 + 1),
+        condition: planned.condition.clone(),
+        rep: planned.rep,
+    }
+}
+
+fn is_recorded(batch: &Batch, key: &RecordKey) -> bool {
+    batch.log.contains(&RunKey {
+        task: Some(key.task.clone()),
+        sequence: key.sequence.clone(),
+        step: key.step,
+        condition: key.condition.clone(),
+        rep: key.rep,
+    })
+}
+
+/// How many leading steps are recorded (a sequence is recorded in order).
+fn recorded_steps(batch: &Batch, sequence: &Sequence, planned: &PlannedRun) -> usize {
+    (0..sequence.steps.len())
+        .take_while(|&i| is_recorded(batch, &step_key(sequence, i, planned)))
+        .count()
+}
+
+fn step_parts(sequence: &Sequence, index: usize, planned: &PlannedRun) -> Vec<String> {
+    vec![
+        sequence.name.clone(),
+        planned.condition.clone(),
+        planned.rep.to_string(),
+        format!("{:02}-{}", index + 1, sequence.steps[index].id),
+    ]
+}
+
+fn run_sequence(
+    batch: &Batch,
+    sequence: &Sequence,
+    planned: &PlannedRun,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let recorded = recorded_steps(batch, sequence, planned);
+    let parts = step_parts(sequence, recorded, planned);
+    let first_dir = batch.run_dir(&parts.iter().map(String::as_str).collect::<Vec<_>>())?;
+    let mut timings = Timings::default();
+    let started = Started::now();
+    let workspace = match prepare(
+        || Workspace::for_sequence_start(sequence),
+        &sequence.commands,
+        timeout,
+        &first_dir,
+        &mut timings,
+    ) {
+        Ok(workspace) => workspace,
+        Err(stop) => {
+            let key = step_key(sequence, recorded, planned);
+            return batch.finish_early(&key, &first_dir, started, stop, &timings);
+        }
+    };
+    let mut state = workspace.baseline;
+    let mut passed_before = true;
+    for index in 0..recorded {
+        let dir = batch
+            .out
+            .join("runs")
+            .join(step_parts(sequence, index, planned).join("/"));
+        let previous = replay(&workspace.root, &dir, index + 1)?;
+        passed_before = previous.project_pass.unwrap_or(passed_before);
+        state = commit_state(&workspace.root, index + 1)?;
+    }
+    for index in recorded..sequence.steps.len() {
+        let step = &sequence.steps[index];
+        let key = step_key(sequence, index, planned);
+        let dir = if index == recorded {
+            first_dir.clone()
+        } else {
+            let parts = step_parts(sequence, index, planned);
+            batch.run_dir(&parts.iter().map(String::as_str).collect::<Vec<_>>())?
+        };
+        let input = Attempt {
+            root: &workspace.root,
+            baseline: state,
+            env: &workspace.env,
+            dir: &dir,
+            prompt: read_prompt(&step.prompt)?,
+            timeout,
+            reference: &step.reference,
+            commands: &sequence.commands,
+            hidden: &step.hidden,
+            task_dir: &sequence.dir,
+            size: Size::Globs(&sequence.size),
+            probes: Some((&sequence.probes, &sequence.size)),
+            condition: batch.condition(&planned.condition)?,
+            passed_before,
+        };
+        let step_timings = if index == recorded {
+            timings
+        } else {
+            Timings::default()
+        };
+        let started = if index == recorded {
+            started
+        } else {
+            Started::now()
+        };
+        let Some(record) = attempt(batch, &input, &key, started, step_timings)? else {
+            return Ok(());
+        };
+        if let Some(pass) = record.project_pass {
+            passed_before = pass;
+        }
+        state = commit_state(&workspace.root, index + 1)?;
+    }
+    Ok(())
+}
+
+/// Applies a recorded step's change again; returns its record.
+fn replay(root: &Path, dir: &Path, step: usize) -> anyhow::Result<RunRecord> {
+    let record_path = dir.join("record.json");
+    let text = std::fs::read_to_string(&record_path).with_context(|| {
+        format!(
+            "step {step} is recorded in runs.jsonl but {} is missing: it is needed to resume this sequence",
+            record_path.display()
+        )
+    })?;
+    let record: RunRecord = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a run record", record_path.display()))?;
+    let patch = dir.join("diff.patch");
+    let empty = std::fs::metadata(&patch)
+        .map(|m| m.len() == 0)
+        .unwrap_or(false);
+    if !empty {
+        apply_patch(root, &patch).with_context(|| format!("cannot replay step {step}"))?;
+    }
+    Ok(record)
+}
+
+/// Commits the copy's files as they stand (deletions included) on its HEAD: the
+/// state the next step starts from.
+fn commit_state(root: &Path, step: usize) -> anyhow::Result<Oid> {
+    let repo = Repository::open(root)
+        .with_context(|| format!("cannot open the repository at {}", root.display()))?;
+    let mut index = repo.index().context("cannot read the copy's git index")?;
+    index
+        .add_all(["*"], IndexAddOption::DEFAULT, None)
+        .and_then(|()| index.update_all(["*"], None))
+        .and_then(|()| index.write())
+        .with_context(|| format!("cannot stage the files of {}", root.display()))?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let who = Signature::new(COMMITTER.0, COMMITTER.1, &Time::new(0, 0))?;
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit> = parent.iter().collect();
+    repo.commit(
+        Some("HEAD"),
+        &who,
+        &who,
+        &format!("after step {step}"),
+        &tree,
+        &parents,
+    )
+    .with_context(|| format!("cannot commit the state after step {step}"))
+}

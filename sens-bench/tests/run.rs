@@ -1,0 +1,384 @@
+//! `sens-bench run` and `sequence run` end to end through the binary and the
+//! pinned Claude Code CLI, against the scripted model server (no network): the
+//! oracle on a tiny Python task of our own, resume after SIGINT and SIGKILL, the
+//! failure classes, integrity flags, and a three-step sequence.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use sens_bench::record::{RunRecord, RunStatus, read_records};
+use serde_json::Value;
+
+/// The record's binding field names (SPEC 3.5).
+const BINDING: [&str; 28] = [
+    "batch",
+    "task",
+    "sequence",
+    "step",
+    "condition",
+    "rep",
+    "status",
+    "hidden_pass",
+    "project_pass",
+    "regression",
+    "flaky",
+    "loc_added",
+    "loc_removed",
+    "loc_total",
+    "functions_added",
+    "function_lines_median",
+    "dup_lines_engine",
+    "dup_lines_jscpd",
+    "probes",
+    "tokens",
+    "cost_usd",
+    "turns",
+    "duration_s",
+    "hooks",
+    "integrity",
+    "agent",
+    "started_at",
+    "engine_rev",
+];
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run")
+}
+
+fn conditions() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/conditions.toml")
+}
+
+fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sens-bench"));
+    command
+        .args(args)
+        .arg("--conditions")
+        .arg(conditions())
+        .env_remove("ANTHROPIC_API_KEY");
+    command
+}
+
+fn task_args<'a>(out: &'a str, task: &'a str, conditions: &'a str, reps: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--tasks",
+        FIXTURE_TASKS.get_or_init(|| fixtures().join("tasks").display().to_string()),
+        "--task",
+        task,
+        "--condition",
+        conditions,
+        "--reps",
+        reps,
+        "--out",
+        out,
+    ]
+}
+
+static FIXTURE_TASKS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+fn run(args: &[&str]) -> Output {
+    let output = command(args).output().expect("sens-bench starts");
+    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+fn records(out: &Path) -> Vec<RunRecord> {
+    read_records(&out.join("runs.jsonl")).expect("runs.jsonl reads as records")
+}
+
+fn lines(out: &Path) -> usize {
+    std::fs::read_to_string(out.join("runs.jsonl"))
+        .map(|text| text.lines().count())
+        .unwrap_or(0)
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("temporary paths are UTF-8")
+}
+
+#[test]
+fn the_oracle_under_c0_and_c2_twice_records_every_field_and_a_rerun_adds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0,C2", "2");
+    args.extend(["--agent", "oracle", "--jobs", "2", "--timings"]);
+    let first = run(&args);
+    assert!(first.status.success(), "{first:?}");
+    assert!(
+        String::from_utf8_lossy(&first.stdout).contains("harness overhead per run"),
+        "--timings prints the overhead"
+    );
+
+    let text = std::fs::read_to_string(out.join("runs.jsonl")).unwrap();
+    for line in text.lines() {
+        let value: Value = serde_json::from_str(line).unwrap();
+        for field in BINDING {
+            assert!(value.get(field).is_some(), "{field} missing in {line}");
+        }
+    }
+    let all = records(&out);
+    assert_eq!(all.len(), 4);
+    for record in &all {
+        assert_eq!(record.status, RunStatus::Ok, "{record:?}");
+        assert_eq!(record.hidden_pass, Some(true));
+        assert_eq!(record.project_pass, Some(true));
+        assert_eq!(record.regression, Some(false));
+        assert_eq!(record.functions_added, Some(1), "mul was added");
+        assert_eq!(record.loc_added, Some(2));
+        assert_eq!(record.loc_total, Some(5));
+        assert_eq!(record.agent.name, "oracle");
+        assert!(record.tokens.is_some_and(|t| t.output > 0));
+        assert!(!record.integrity.any());
+        let run_dir = out
+            .join("runs/tiny-mul")
+            .join(&record.condition)
+            .join(record.rep.to_string());
+        for file in [
+            "transcript.jsonl",
+            "hooks.jsonl",
+            "diff.patch",
+            "record.json",
+        ] {
+            assert!(
+                run_dir.join(file).is_file(),
+                "{file} in {}",
+                run_dir.display()
+            );
+        }
+        let ledger = std::fs::read_to_string(run_dir.join("hooks.jsonl")).unwrap();
+        assert_eq!(
+            ledger.is_empty(),
+            record.condition == "C0",
+            "only C2 has an engine ledger"
+        );
+        let diff = std::fs::read_to_string(run_dir.join("diff.patch")).unwrap();
+        assert!(diff.contains("+def mul(a, b):"), "{diff}");
+    }
+    let mut keys: Vec<(String, u32)> = all.iter().map(|r| (r.condition.clone(), r.rep)).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            ("C0".into(), 1),
+            ("C0".into(), 2),
+            ("C2".into(), 1),
+            ("C2".into(), 2)
+        ]
+    );
+
+    let again = run(&args);
+    assert!(again.status.success(), "{again:?}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("runs.jsonl")).unwrap(),
+        text
+    );
+
+    let mut other_seed = args.clone();
+    other_seed.extend(["--seed", "7"]);
+    let refused = run(&other_seed);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("seed"));
+}
+
+fn spawn(args: &[&str]) -> Child {
+    command(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sens-bench starts")
+}
+
+/// Waits until runs.jsonl holds more than `count` lines.
+fn wait_for_lines(out: &Path, count: usize, child: &mut Child) {
+    let start = Instant::now();
+    while lines(out) <= count {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the batch ended before it was interrupted"
+        );
+        assert!(start.elapsed() < Duration::from_secs(240), "no record came");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn sigint_and_sigkill_midway_then_a_rerun_lose_and_duplicate_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0,C1", "3");
+    args.extend(["--agent", "oracle"]);
+
+    let mut child = spawn(&args);
+    wait_for_lines(&out, 0, &mut child);
+    // SAFETY: kill only sends a signal to the child we started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let interrupted = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&interrupted.stderr);
+    assert_eq!(interrupted.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("Rerun the same command"), "{stderr}");
+    let after_sigint = lines(&out);
+    assert!((1..6).contains(&after_sigint), "{after_sigint} records");
+    assert_eq!(records(&out).len(), after_sigint);
+
+    let mut child = spawn(&args);
+    wait_for_lines(&out, after_sigint, &mut child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let after_sigkill = records(&out).len();
+    assert!(after_sigkill > after_sigint);
+
+    let done = run(&args);
+    assert!(done.status.success(), "{done:?}");
+    let all = records(&out);
+    assert_eq!(
+        all.len(),
+        6,
+        "every run once: read_records refuses duplicates"
+    );
+    assert!(all.iter().all(|r| r.status == RunStatus::Ok));
+}
+
+#[test]
+fn a_failing_setup_is_an_infrastructure_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let mut args = task_args(path_str(&out), "tiny-broken-setup", "C0", "1");
+    args.extend(["--agent", "oracle"]);
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    let all = records(&out);
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].status, RunStatus::InfraError);
+    let error = all[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("set-up") && error.contains("exit code 3"),
+        "{error}"
+    );
+    assert!(out.join("runs/tiny-broken-setup/C0/1/setup.log").is_file());
+    assert!(all[0].tokens.is_none() && all[0].hidden_pass.is_none());
+}
+
+fn script(dir: &Path, turns: Value) -> String {
+    let path = dir.join("script.json");
+    std::fs::write(&path, serde_json::json!({ "main": turns }).to_string()).unwrap();
+    format!("script:{}", path.display())
+}
+
+fn tool(name: &str, input: Value) -> Value {
+    serde_json::json!({"blocks": [{"type": "tool_use", "name": name, "input": input}]})
+}
+
+#[test]
+fn a_hung_agent_is_stopped_at_the_task_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let agent = script(
+        dir.path(),
+        serde_json::json!([tool("Bash", serde_json::json!({"command": "sleep 300"}))]),
+    );
+    let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
+    args.extend(["--agent", &agent]);
+    let start = Instant::now();
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    assert!(start.elapsed() < Duration::from_secs(120));
+    let all = records(&out);
+    assert_eq!(all[0].status, RunStatus::Timeout, "{:?}", all[0]);
+    assert!(all[0].duration_s >= 6.0 && all[0].duration_s < 60.0);
+}
+
+#[test]
+fn reading_the_hidden_folder_and_editing_the_tests_are_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let hidden = fixtures().join("tasks/tiny-mul/hidden/hidden_tests/test_mul.py");
+    let agent = script(
+        dir.path(),
+        serde_json::json!([
+            tool(
+                "Bash",
+                serde_json::json!({"command": format!("cat {}", hidden.display())})
+            ),
+            tool("Read", serde_json::json!({"file_path": "tests/test_calc.py"})),
+            tool(
+                "Write",
+                serde_json::json!({"file_path": "tests/test_calc.py", "content": "def test_nothing():\n    pass\n"})
+            ),
+            {"blocks": [{"type": "text", "text": "Done."}]},
+        ]),
+    );
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
+    args.extend(["--agent", &agent]);
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    let record = &records(&out)[0];
+    assert_eq!(record.status, RunStatus::Ok);
+    assert!(record.integrity.touched_task_files, "{record:?}");
+    assert!(record.integrity.edited_tests, "{record:?}");
+    assert_eq!(record.hidden_pass, Some(false), "mul was never written");
+    let evidence = std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/integrity.txt")).unwrap();
+    assert!(evidence.contains("tiny-mul") && evidence.contains("edited test: tests/test_calc.py"));
+}
+
+/// Step id, step, size after it, the probe's count, hidden tests passed.
+type StepSummary = (String, Option<u32>, Option<u64>, u64, Option<bool>);
+
+#[test]
+fn a_three_step_sequence_records_each_step_and_resumes_by_replaying() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let sequence = fixtures().join("sequences/tiny-seq");
+    let args = [
+        "sequence",
+        "run",
+        path_str(&sequence),
+        "--condition",
+        "C0",
+        "--reps",
+        "1",
+        "--agent",
+        "oracle",
+        "--out",
+        path_str(&out),
+    ];
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    let summary = |all: &[RunRecord]| -> Vec<StepSummary> {
+        all.iter()
+            .map(|r| {
+                (
+                    r.task.clone(),
+                    r.step,
+                    r.loc_total,
+                    r.probes["division"],
+                    r.hidden_pass,
+                )
+            })
+            .collect()
+    };
+    let expected = vec![
+        ("mul".to_string(), Some(1), Some(5), 0, Some(true)),
+        ("sub".to_string(), Some(2), Some(7), 0, Some(true)),
+        ("div".to_string(), Some(3), Some(9), 1, Some(true)),
+    ];
+    let all = records(&out);
+    assert_eq!(summary(&all), expected);
+    assert!(
+        all.iter()
+            .all(|r| r.sequence.as_deref() == Some("tiny-seq") && r.loc_added == Some(2))
+    );
+
+    // As if the batch died after step 2: step 3 runs again on the replayed steps.
+    let text = std::fs::read_to_string(out.join("runs.jsonl")).unwrap();
+    let first_two: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+    std::fs::write(out.join("runs.jsonl"), first_two).unwrap();
+    let resumed = run(&args);
+    assert!(resumed.status.success(), "{resumed:?}");
+    assert_eq!(summary(&records(&out)), expected);
+
+    let again = run(&args);
+    assert!(again.status.success());
+    assert_eq!(records(&out).len(), 3);
+}
