@@ -447,24 +447,22 @@ pub fn split_commands(script: &str) -> anyhow::Result<Vec<String>> {
             i += 2;
             continue;
         }
+        // Command substitutions run inside double quotes as well as outside.
+        let substitution = match c {
+            '$' if next == Some('(') => Some((i + 2, ')')),
+            '`' => Some((i + 1, '`')),
+            _ => None,
+        };
+        if let Some((start, close)) = substitution {
+            i = take_substitution(&chars, start, close, &mut nested)?;
+            current.push_str("$SUBST");
+            continue;
+        }
         if in_double {
-            match c {
-                '"' => {
-                    in_double = false;
-                    current.push(c);
-                }
-                '$' if next == Some('(') => {
-                    i = take_substitution(&chars, i + 2, ')', &mut nested)?;
-                    current.push_str("$SUBST");
-                    continue;
-                }
-                '`' => {
-                    i = take_substitution(&chars, i + 1, '`', &mut nested)?;
-                    current.push_str("$SUBST");
-                    continue;
-                }
-                _ => current.push(c),
+            if c == '"' {
+                in_double = false;
             }
+            current.push(c);
             i += 1;
             continue;
         }
@@ -481,16 +479,6 @@ pub fn split_commands(script: &str) -> anyhow::Result<Vec<String>> {
             '"' => {
                 in_double = true;
                 current.push(c);
-            }
-            '$' if next == Some('(') => {
-                i = take_substitution(&chars, i + 2, ')', &mut nested)?;
-                current.push_str("$SUBST");
-                continue;
-            }
-            '`' => {
-                i = take_substitution(&chars, i + 1, '`', &mut nested)?;
-                current.push_str("$SUBST");
-                continue;
             }
             '#' if current.is_empty() || current.ends_with(char::is_whitespace) => {
                 while i < chars.len() && chars[i] != '\n' {
