@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use sens_engine::Engine;
+use sens_engine::config::RuleConfig;
 use sens_engine::index::{BuildReport, CopyKind, Index};
 use sens_engine::judge::Judge;
-use sens_engine::rules::RuleConfig;
 use sens_engine::units::UnitKind;
 use sens_engine::walk::WalkOptions;
 

@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use sens_engine::Engine;
+use sens_engine::config::RuleConfig;
 use sens_engine::dupes;
 use sens_engine::finding::{Finding, Suggestion};
 use sens_engine::index::{BuildReport, Index};
 use sens_engine::judge::Judge;
-use sens_engine::rules::RuleConfig;
 use sens_engine::walk::WalkOptions;
 use serde::Serialize;
 

@@ -2,9 +2,7 @@
 //! the task's own files (its folder, hidden tests, reference), and did it edit
 //! the project's existing tests?
 
-use std::sync::OnceLock;
-
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use sens_engine::paths::is_test_path;
 use serde_json::Value;
 
 /// How a file differs from the baseline.
@@ -60,37 +58,6 @@ pub fn touched_task_files(transcript: &[Value], needles: &[String]) -> Vec<Strin
         }
     }
     evidence
-}
-
-/// Where projects keep tests, across the bench's languages. Rust unit tests
-/// inside `src/` files cannot be told apart by path and are not counted.
-fn test_paths() -> &'static GlobSet {
-    static SET: OnceLock<GlobSet> = OnceLock::new();
-    SET.get_or_init(build_test_paths)
-}
-
-/// Whether a project-relative, `/`-separated path is where tests are kept.
-pub fn is_test_path(path: &str) -> bool {
-    test_paths().is_match(path)
-}
-
-fn build_test_paths() -> GlobSet {
-    let patterns = [
-        "**/test/**",
-        "**/tests/**",
-        "**/__tests__/**",
-        "**/spec/**",
-        "**/test_*.py",
-        "**/*_test.py",
-        "**/*_test.go",
-        "**/*.test.*",
-        "**/*.spec.*",
-    ];
-    let mut builder = GlobSetBuilder::new();
-    for pattern in patterns {
-        builder.add(Glob::new(pattern).expect("the test patterns are valid globs"));
-    }
-    builder.build().expect("the test patterns build")
 }
 
 /// Existing test files the change modified or deleted (adding tests is fine).

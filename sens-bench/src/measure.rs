@@ -8,7 +8,7 @@
 //!   (`loc.rs`, the one definition of size).
 //! - Size files: a sequence's `size` globs; for a task (which names none), every
 //!   file in one of the engine's languages (code, not docs or data) that is not a
-//!   test file (`integrity::is_test_path`) and that git does not ignore. Only these count for the size, functions and duplicates:
+//!   test file (`sens_engine::paths::is_test_path`) and that git does not ignore. Only these count for the size, functions and duplicates:
 //!   tests an agent adds are not code it made the project carry.
 //! - `functions_added`: function units (the engine's parse) in the size files
 //!   after the change, beyond those of the same name in the same file before it;
@@ -28,16 +28,17 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use git2::{Oid, Repository};
+use sens_engine::config::RuleConfig;
 use sens_engine::dupes;
 use sens_engine::index::Index;
-use sens_engine::rules::RuleConfig;
 use sens_engine::units::UnitKind;
 use serde::Deserialize;
 
 use crate::grade::{ChangeSet, FileDiff};
-use crate::integrity::{Change, is_test_path};
+use crate::integrity::Change;
 use crate::loc::{FileSet, Probe, count_probes, lines_of_code_in};
 use crate::record::HookCounts;
+use sens_engine::paths::is_test_path;
 
 /// Which files make the project's size.
 #[derive(Debug, Clone, Copy)]

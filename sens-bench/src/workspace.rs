@@ -34,6 +34,34 @@ impl Cache {
         Ok(Cache { root })
     }
 
+    /// Leases a folder under `parts` that no other live copy holds: the first
+    /// of `0/`, `1/`, ... whose lock file is free, kept locked until the lease
+    /// is dropped. A shared build folder must never let one copy run what another
+    /// copy built (path packages get the same artifact names wherever the copy
+    /// lives, and cargo releases its own lock before it runs test binaries), so
+    /// live copies never share one; a later copy reuses an idle folder and with it
+    /// the dependencies already built there.
+    fn lease(&self, parts: &[&str]) -> Result<Lease> {
+        let pool = self.folder(parts)?;
+        for slot in 0usize.. {
+            let dir = pool.join(slot.to_string());
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create the cache folder {}", dir.display()))?;
+            let lock_path = dir.join(".sens-bench.lock");
+            let lock = std::fs::File::create(&lock_path)
+                .with_context(|| format!("cannot create {}", lock_path.display()))?;
+            match lock.try_lock() {
+                Ok(()) => return Ok(Lease { dir, _lock: lock }),
+                Err(std::fs::TryLockError::WouldBlock) => continue,
+                Err(std::fs::TryLockError::Error(err)) => {
+                    return Err(err)
+                        .with_context(|| format!("cannot lock {}", lock_path.display()));
+                }
+            }
+        }
+        unreachable!("an unbounded range always yields another slot")
+    }
+
     fn folder(&self, parts: &[&str]) -> Result<PathBuf> {
         let dir = parts
             .iter()
@@ -42,6 +70,14 @@ impl Cache {
             .with_context(|| format!("cannot create the cache folder {}", dir.display()))?;
         Ok(dir)
     }
+}
+
+/// A cache folder held by one live copy (see [`Cache::lease`]); the lock is
+/// released when this is dropped.
+#[derive(Debug)]
+pub struct Lease {
+    pub dir: PathBuf,
+    _lock: std::fs::File,
 }
 
 /// One materialized copy. The folder is removed when this is dropped.
@@ -55,6 +91,8 @@ pub struct Workspace {
     /// Variables every command in this copy runs with (e.g. a shared
     /// `CARGO_TARGET_DIR` for Rust tasks on this repository).
     pub env: Vec<(String, String)>,
+    /// The build folder this copy holds alone while it lives.
+    _build: Option<Lease>,
 }
 
 /// The baseline commit's fixed identity, date and message, so that the same
@@ -71,17 +109,21 @@ impl Workspace {
     /// A fresh copy of a task's project (without hidden files or reference).
     pub fn for_task(task: &Task, cache: &Cache) -> Result<Workspace> {
         let mut env = Vec::new();
+        let mut build = None;
         if let Source::SelfRepo { rev, repo } = &task.source
             && task.language == "rust"
         {
-            // Copies of the same commit share their build folder, so only the
-            // first one compiles the dependencies.
+            // Copies of the same commit reuse idle build folders, so the
+            // dependencies are compiled once per folder, not once per copy.
             let commit = resolve_commit(&Repository::open(repo)?, rev)?;
-            let target = cache.folder(&["cargo-target", &commit.to_string()])?;
-            env.push(("CARGO_TARGET_DIR".to_string(), path_string(&target)?));
+            let lease = cache.lease(&["cargo-target", &commit.to_string()])?;
+            env.push(("CARGO_TARGET_DIR".to_string(), path_string(&lease.dir)?));
+            build = Some(lease);
         }
-        Self::materialize(&task.source, &task.subdir, cache, env)
-            .with_context(|| format!("task `{}`: cannot materialize its source", task.id))
+        let mut workspace = Self::materialize(&task.source, &task.subdir, cache, env)
+            .with_context(|| format!("task `{}`: cannot materialize its source", task.id))?;
+        workspace._build = build;
+        Ok(workspace)
     }
 
     /// A fresh copy of a sequence's start.
@@ -170,6 +212,7 @@ impl Workspace {
             root,
             baseline,
             env,
+            _build: None,
         })
     }
 }
@@ -634,7 +677,7 @@ mod tests {
     }
 
     #[test]
-    fn rust_tasks_on_this_repository_share_a_target_folder_per_commit() {
+    fn live_copies_of_a_rust_task_never_share_a_target_folder() {
         let repo_dir = tempfile::tempdir().expect("temp dir");
         Repository::init(repo_dir.path()).expect("init");
         write(repo_dir.path(), "Cargo.toml", "[workspace]\n");
@@ -660,13 +703,22 @@ mod tests {
                 hidden: "true".into(),
             },
         };
-        let target = cache.root.join("cargo-target").join(commit.to_string());
-        let expected = vec![("CARGO_TARGET_DIR".to_string(), target.display().to_string())];
+        let pool = cache.root.join("cargo-target").join(commit.to_string());
+        let target = |slot: &str| {
+            vec![(
+                "CARGO_TARGET_DIR".to_string(),
+                pool.join(slot).display().to_string(),
+            )]
+        };
         let one = Workspace::for_task(&task("rust"), &cache).expect("copy");
         let two = Workspace::for_task(&task("rust"), &cache).expect("copy");
-        assert_eq!(one.env, expected);
-        assert_eq!(two.env, expected);
-        assert!(target.is_dir());
+        assert_eq!(one.env, target("0"));
+        assert_eq!(two.env, target("1"));
+        // A copy made once `one` is gone reuses its folder (and what was built there).
+        drop(one);
+        let three = Workspace::for_task(&task("rust"), &cache).expect("copy");
+        assert_eq!(three.env, target("0"));
+        drop(two);
         assert!(
             Workspace::for_task(&task("python"), &cache)
                 .expect("copy")

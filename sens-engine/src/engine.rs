@@ -9,11 +9,12 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::config::RuleConfig;
 use crate::finding::{Finding, Suggestion};
 use crate::fingerprint::hash_text;
 use crate::index::{Index, Source};
 use crate::judge::{FileChange, Judge};
-use crate::rules::{self, RuleConfig};
+use crate::rules;
 use crate::suggest;
 use crate::units::{ParsedFile, UnitData};
 use crate::walk::{self, WalkOptions};

@@ -7,7 +7,7 @@ use std::hash::Hasher;
 
 use rustc_hash::FxHasher;
 
-use crate::rules::RuleConfig;
+use crate::config::RuleConfig;
 
 /// One leaf token: the hash of its text and the hash of its normalized form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

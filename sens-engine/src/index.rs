@@ -15,9 +15,9 @@ use serde::Serialize;
 use tree_sitter::Tree;
 
 use crate::buckets::Buckets;
+use crate::config::RuleConfig;
 use crate::fingerprint::jaccard_at_least;
 use crate::lang;
-use crate::rules::RuleConfig;
 use crate::units::{self, Fingerprinter, ParsedFile, UnitData, UnitKind};
 use crate::walk::{self, SkipReason, WalkOptions};
 

@@ -6,6 +6,7 @@
 pub const CANON: &str = include_str!("canon.md");
 
 pub mod buckets;
+pub mod config;
 pub mod dupes;
 pub mod engine;
 pub mod finding;
@@ -13,6 +14,7 @@ pub mod fingerprint;
 pub mod index;
 pub mod judge;
 pub mod lang;
+pub mod paths;
 pub mod rules;
 pub mod session;
 pub mod suggest;

@@ -1,70 +1,12 @@
-//! The change rules (SPEC 2.4) and their one configuration. Every threshold the
-//! rules and fingerprints use lives in [`RuleConfig`], so the bench can gate a
-//! change of them.
+//! The change rules: copies (exact, renamed, near) and orphans, judged over the
+//! index with the thresholds of [`RuleConfig`].
 
-use anyhow::{Result, bail};
-use serde::{Deserialize, Serialize};
-
+use crate::config::RuleConfig;
 use crate::finding::{ExistingUnit, Finding, NewUnit};
 use crate::index::{CopyKind, CopyMatch, Index, Unit, UnitId};
+use crate::paths::{is_fixture_path, is_test_path};
 use crate::units::{ParsedFile, UnitData, UnitKind};
 use crate::walk::is_generated_file;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RuleConfig {
-    /// Exact Jaccard of shingle sets at or above which a unit is a near copy.
-    pub threshold: f64,
-    /// Normalized tokens a new unit needs before a copy of it blocks; below, a hint.
-    pub floor: usize,
-    /// Shingle size in normalized tokens.
-    pub k: usize,
-    /// MinHash permutations.
-    pub permutations: usize,
-    /// LSH bands; `permutations / bands` rows each.
-    pub bands: usize,
-}
-
-impl Default for RuleConfig {
-    fn default() -> Self {
-        Self {
-            threshold: 0.80,
-            floor: 80,
-            k: 3,
-            permutations: 128,
-            bands: 16,
-        }
-    }
-}
-
-impl RuleConfig {
-    /// Rejects settings the fingerprints cannot honour.
-    pub fn validate(&self) -> Result<()> {
-        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
-            bail!("rule threshold {} must be in (0, 1]", self.threshold);
-        }
-        if self.k < 2 {
-            bail!(
-                "shingle size k = {} must be at least 2 (single tokens match everywhere)",
-                self.k
-            );
-        }
-        if self.bands == 0
-            || self.permutations == 0
-            || !self.permutations.is_multiple_of(self.bands)
-        {
-            bail!(
-                "{} permutations cannot be split into {} equal LSH bands",
-                self.permutations,
-                self.bands
-            );
-        }
-        Ok(())
-    }
-
-    pub fn rows(&self) -> usize {
-        self.permutations / self.bands
-    }
-}
 
 /// A unit the write adds: its fingerprint did not stand in the file before.
 pub fn added_units<'a>(before: &[&UnitData], after: &'a ParsedFile) -> Vec<&'a UnitData> {
@@ -74,34 +16,6 @@ pub fn added_units<'a>(before: &[&UnitData], after: &'a ParsedFile) -> Vec<&'a U
         .iter()
         .filter(|u| !old.contains(&u.renamed))
         .collect()
-}
-
-/// Path segments that hold tests' fixtures and test data: copies there never block.
-const FIXTURE_DIRS: &[&str] = &[
-    "fixtures",
-    "fixture",
-    "__fixtures__",
-    "testdata",
-    "test_data",
-    "__snapshots__",
-];
-const TEST_DIRS: &[&str] = &["tests", "test", "__tests__", "spec", "specs"];
-
-pub fn is_fixture_path(path: &str) -> bool {
-    path.split('/').any(|seg| FIXTURE_DIRS.contains(&seg))
-}
-
-/// Test files by the usual conventions of the supported languages.
-pub fn is_test_path(path: &str) -> bool {
-    let mut segments: Vec<&str> = path.split('/').collect();
-    let file = segments.pop().unwrap_or(path);
-    let stem = file.split('.').next().unwrap_or(file);
-    segments.iter().any(|seg| TEST_DIRS.contains(seg))
-        || stem.starts_with("test_")
-        || stem.ends_with("_test")
-        || stem.ends_with("_spec")
-        || file.contains(".test.")
-        || file.contains(".spec.")
 }
 
 /// Copy findings (`copy.exact`, `copy.renamed`, `copy.near`) for the units that
@@ -326,41 +240,4 @@ fn python_public(path: &str, text: &str, name: &str) -> bool {
     let init = path.rsplit('/').next() == Some("__init__.py") && !name.starts_with('_');
     init || (text.contains("__all__")
         && (text.contains(&format!("\"{name}\"")) || text.contains(&format!("'{name}'"))))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_are_the_spec_values_and_valid() {
-        let cfg = RuleConfig::default();
-        assert_eq!(
-            (cfg.floor, cfg.k, cfg.permutations, cfg.bands),
-            (80, 3, 128, 16)
-        );
-        assert_eq!(cfg.rows(), 8);
-        cfg.validate().unwrap();
-    }
-
-    #[test]
-    fn impossible_settings_are_rejected() {
-        let bad = [
-            RuleConfig {
-                k: 1,
-                ..RuleConfig::default()
-            },
-            RuleConfig {
-                bands: 15,
-                ..RuleConfig::default()
-            },
-            RuleConfig {
-                threshold: 0.0,
-                ..RuleConfig::default()
-            },
-        ];
-        for cfg in bad {
-            assert!(cfg.validate().is_err(), "{cfg:?}");
-        }
-    }
 }

@@ -7,7 +7,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::finding::Suggestion;
 use crate::index::{Index, Unit};
-use crate::rules::is_test_path;
+use crate::paths::is_test_path;
 use crate::units::UnitKind;
 
 /// At most this many suggestions.

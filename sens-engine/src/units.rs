@@ -7,9 +7,9 @@ use std::ops::Range;
 
 use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
+use crate::config::RuleConfig;
 use crate::fingerprint::{self, MinHasher, Token, TokenClass};
 use crate::lang::{KindFlags, Lang};
-use crate::rules::RuleConfig;
 
 /// Statements per window.
 pub const WINDOW: usize = 4;

@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
+use sens_engine::config::RuleConfig;
 use sens_engine::dupes;
 use sens_engine::index::{CopyKind, Index};
-use sens_engine::rules::RuleConfig;
 use sens_engine::units::UnitKind;
 
 /// (extension of the indexed file, fixture extension)

@@ -5,8 +5,8 @@ use std::fs;
 use std::path::Path;
 
 use sens_engine::Engine;
+use sens_engine::config::RuleConfig;
 use sens_engine::judge::Judge;
-use sens_engine::rules::RuleConfig;
 
 fn fixture(name: &str, ext: &str) -> String {
     let path =

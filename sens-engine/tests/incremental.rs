@@ -4,8 +4,8 @@
 use std::fs;
 use std::path::Path;
 
+use sens_engine::config::RuleConfig;
 use sens_engine::index::Index;
-use sens_engine::rules::RuleConfig;
 use sens_engine::walk::WalkOptions;
 
 fn fixture(name: &str, ext: &str) -> String {

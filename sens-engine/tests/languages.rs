@@ -1,8 +1,8 @@
 //! Every grammar of the language table loads and parses (cargo cannot catch an ABI
 //! mismatch), and each finds the units of a small snippet.
 
+use sens_engine::config::RuleConfig;
 use sens_engine::lang;
-use sens_engine::rules::RuleConfig;
 use sens_engine::units::{Fingerprinter, UnitKind, parse_file};
 
 /// (language, file name, source, expected function name, expects a class, expects a window)

@@ -5,9 +5,9 @@ use std::fs;
 use std::path::Path;
 
 use sens_engine::Engine;
+use sens_engine::config::RuleConfig;
 use sens_engine::finding::Finding;
 use sens_engine::judge::{FileChange, Judge};
-use sens_engine::rules::RuleConfig;
 
 const LANGS: &[&str] = &["rs", "ts", "py"];
 

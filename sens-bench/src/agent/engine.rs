@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use sens_engine::Engine;
-use sens_engine::rules::RuleConfig;
+use sens_engine::config::RuleConfig;
 use sens_engine::session::{Session, SessionOptions};
 use serde_json::Value;
 

@@ -1,0 +1,156 @@
+//! The one configuration of the change rules and fingerprints: defaults, a TOML
+//! file of the same fields, validation, and a digest that names a rule set in
+//! manifests and ledgers.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Every threshold the rules and fingerprints use. A rules file holds any of
+/// these fields; absent ones take the defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RuleConfig {
+    /// Exact Jaccard of shingle sets at or above which a unit is a near copy.
+    pub threshold: f64,
+    /// Normalized tokens a new unit needs before a copy of it blocks; below, a hint.
+    pub floor: usize,
+    /// Shingle size in normalized tokens.
+    pub k: usize,
+    /// MinHash permutations.
+    pub permutations: usize,
+    /// LSH bands; `permutations / bands` rows each.
+    pub bands: usize,
+}
+
+impl Default for RuleConfig {
+    fn default() -> Self {
+        Self {
+            threshold: 0.80,
+            floor: 80,
+            k: 3,
+            permutations: 128,
+            bands: 16,
+        }
+    }
+}
+
+impl RuleConfig {
+    /// Reads a rules file; every error names the file (and the field, where one
+    /// is at fault).
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the rules file {}", path.display()))?;
+        Self::from_toml(&text).with_context(|| format!("rules file {}", path.display()))
+    }
+
+    /// Parses and validates the TOML text of a rules file.
+    pub fn from_toml(text: &str) -> Result<Self> {
+        let cfg: RuleConfig = toml::from_str(text).map_err(|err| anyhow::anyhow!("{err}"))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The defaults, or the rules file when one is given.
+    pub fn load(path: Option<&Path>) -> Result<Self> {
+        path.map_or_else(|| Ok(Self::default()), Self::from_file)
+    }
+
+    /// Rejects settings the fingerprints cannot honour, naming the field.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
+            bail!("field `threshold`: {} must be in (0, 1]", self.threshold);
+        }
+        if self.k < 2 {
+            bail!(
+                "field `k`: shingle size {} must be at least 2 (single tokens match everywhere)",
+                self.k
+            );
+        }
+        if self.permutations == 0 {
+            bail!("field `permutations`: must be at least 1");
+        }
+        if self.bands == 0 || !self.permutations.is_multiple_of(self.bands) {
+            bail!(
+                "field `bands`: {} permutations cannot be split into {} equal LSH bands",
+                self.permutations,
+                self.bands
+            );
+        }
+        Ok(())
+    }
+
+    pub fn rows(&self) -> usize {
+        self.permutations / self.bands
+    }
+
+    /// The first 16 hex digits of the SHA-256 of the canonical JSON of every
+    /// field: equal rule sets have equal digests however their files are written.
+    pub fn digest(&self) -> String {
+        let canonical = serde_json::to_string(self).expect("a RuleConfig always serializes");
+        hex::encode(Sha256::digest(canonical.as_bytes()))[..16].to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_spec_values_and_valid() {
+        let cfg = RuleConfig::default();
+        assert_eq!(
+            (cfg.floor, cfg.k, cfg.permutations, cfg.bands),
+            (80, 3, 128, 16)
+        );
+        assert_eq!(cfg.rows(), 8);
+        cfg.validate().unwrap();
+    }
+
+    #[test]
+    fn impossible_settings_are_rejected_naming_the_field() {
+        for (text, field) in [
+            ("k = 1", "`k`"),
+            ("bands = 15", "`bands`"),
+            ("threshold = 0.0", "`threshold`"),
+            ("permutations = 0", "`permutations`"),
+        ] {
+            let err = RuleConfig::from_toml(text).expect_err(text);
+            assert!(format!("{err:#}").contains(field), "{text}: {err:#}");
+        }
+    }
+
+    #[test]
+    fn a_file_with_some_fields_takes_the_defaults_for_the_rest() {
+        let cfg = RuleConfig::from_toml("floor = 200\nthreshold = 0.9\n").unwrap();
+        assert_eq!(cfg.floor, 200);
+        assert_eq!(cfg.threshold, 0.9);
+        assert_eq!(cfg.k, RuleConfig::default().k);
+        assert_ne!(cfg.digest(), RuleConfig::default().digest());
+    }
+
+    #[test]
+    fn unknown_and_mistyped_fields_are_errors_naming_file_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rules.toml");
+        std::fs::write(&path, "floor = 80\nthreshhold = 0.8\n").unwrap();
+        let err = format!("{:#}", RuleConfig::from_file(&path).unwrap_err());
+        assert!(
+            err.contains("rules.toml") && err.contains("threshhold"),
+            "{err}"
+        );
+        std::fs::write(&path, "floor = \"many\"\n").unwrap();
+        let err = format!("{:#}", RuleConfig::from_file(&path).unwrap_err());
+        assert!(err.contains("rules.toml") && err.contains("floor"), "{err}");
+    }
+
+    #[test]
+    fn the_digest_depends_on_values_not_on_how_the_file_is_written() {
+        let a = RuleConfig::from_toml("k = 3\nfloor = 80").unwrap();
+        let b = RuleConfig::from_toml("# defaults\n").unwrap();
+        assert_eq!(a.digest(), b.digest());
+        assert_eq!(a.digest().len(), 16);
+    }
+}

@@ -1,0 +1,68 @@
+//! What a project path is by convention: a test file, or test fixtures. One
+//! definition, used by the rules, the suggestions and the bench's measures.
+
+/// Path segments that hold tests' fixtures and test data: copies there never block.
+const FIXTURE_DIRS: &[&str] = &[
+    "fixtures",
+    "fixture",
+    "__fixtures__",
+    "testdata",
+    "test_data",
+    "__snapshots__",
+];
+const TEST_DIRS: &[&str] = &["tests", "test", "__tests__", "spec", "specs"];
+
+pub fn is_fixture_path(path: &str) -> bool {
+    path.split('/').any(|seg| FIXTURE_DIRS.contains(&seg))
+}
+
+/// Test files by the usual conventions of the supported languages.
+pub fn is_test_path(path: &str) -> bool {
+    let mut segments: Vec<&str> = path.split('/').collect();
+    let file = segments.pop().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    segments.iter().any(|seg| TEST_DIRS.contains(seg))
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_spec")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_files_of_every_convention() {
+        for path in [
+            "tests/cli.rs",
+            "src/test/java/AppTest.java",
+            "pkg/__tests__/a.ts",
+            "spec/models/user_spec.rb",
+            "test_core.py",
+            "src/click/core_test.py",
+            "server/handler_test.go",
+            "src/parser_test.rs",
+            "web/app.test.ts",
+            "web/app.spec.js",
+        ] {
+            assert!(is_test_path(path), "{path}");
+        }
+        for path in [
+            "src/core.py",
+            "src/testing.rs",
+            "latest/app.ts",
+            "contest.go",
+        ] {
+            assert!(!is_test_path(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn fixture_folders_anywhere_in_the_path() {
+        assert!(is_fixture_path("tests/fixtures/a.py"));
+        assert!(is_fixture_path("pkg/testdata/x.go"));
+        assert!(!is_fixture_path("src/fixture.rs"));
+    }
+}
