@@ -191,7 +191,7 @@ pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
         dupes_start.elapsed().as_secs_f64()
     );
 
-    match crate::jscpd::find() {
+    match crate::measure::jscpd::find() {
         Some(jscpd) => {
             let (wall, summary) = run_jscpd(&jscpd, dir)?;
             println!(

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
@@ -15,7 +15,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::proc::kill_group;
+use crate::sync::lock;
+use group::{exit_status_without_reaping, kill_group};
+
+pub mod group;
 
 /// The environment every task command runs with, on top of the inherited one, so
 /// that grading does not depend on the machine's locale, time zone or hash seed.
@@ -122,10 +125,7 @@ pub fn install_interrupt_guard() -> Result<()> {
 }
 
 fn live_groups() -> std::sync::MutexGuard<'static, BTreeSet<u32>> {
-    // A panic while holding the lock leaves a set that is still valid.
-    LIVE_GROUPS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    lock(&LIVE_GROUPS)
 }
 
 /// Ends every process group a running command leads.
@@ -242,36 +242,55 @@ fn wait_or_kill(child: &Child, timeout: Duration, started: Instant) -> Result<Op
     }
 }
 
-/// The exit status of `pid` if it has exited, leaving it a zombie so its process
-/// group id stays reserved until we reap it.
-fn exit_status_without_reaping(pid: u32) -> io::Result<Option<ExitStatus>> {
-    use std::os::unix::process::ExitStatusExt;
-    let id = libc::id_t::from(pid);
-    // SAFETY: `info` is plain data that waitid fills in; no pointers are kept.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    // SAFETY: waitid only writes into `info`.
-    let rc = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            id,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
+/// How a check came out under the retry rule: a command whose result is not the
+/// one expected runs once more, and only a second unexpected result counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirmed<T> {
+    /// The first run gave the expected result.
+    Expected(T),
+    /// The first run went wrong, the second as expected: a flake.
+    Flaky { first: T, second: T },
+    /// Went wrong, and again (`second`), or was not run again (`None`).
+    Unexpected { first: T, second: Option<T> },
+}
+
+impl<T> Confirmed<T> {
+    /// The result counts as expected (a flake does).
+    pub fn expected(&self) -> bool {
+        !matches!(self, Confirmed::Unexpected { .. })
     }
-    // SAFETY: with WEXITED the union holds the child's pid and status.
-    let (child, status) = unsafe { (info.si_pid(), info.si_status()) };
-    if child == 0 {
-        return Ok(None);
+
+    pub fn flaky(&self) -> bool {
+        matches!(self, Confirmed::Flaky { .. })
     }
-    let raw = if info.si_code == libc::CLD_EXITED {
-        (status & 0xff) << 8
+}
+
+/// Runs a check (`run(1)`), and once more (`run(2)`) only when its result is not
+/// `expected` and `again` allows a second run. `Err` is a harness failure.
+pub fn confirm<T>(
+    mut run: impl FnMut(u32) -> Result<T>,
+    expected: impl Fn(&T) -> bool,
+    again: impl Fn(&T) -> bool,
+) -> Result<Confirmed<T>> {
+    let first = run(1)?;
+    if expected(&first) {
+        return Ok(Confirmed::Expected(first));
+    }
+    if !again(&first) {
+        return Ok(Confirmed::Unexpected {
+            first,
+            second: None,
+        });
+    }
+    let second = run(2)?;
+    Ok(if expected(&second) {
+        Confirmed::Flaky { first, second }
     } else {
-        status & 0x7f
-    };
-    Ok(Some(ExitStatus::from_raw(raw)))
+        Confirmed::Unexpected {
+            first,
+            second: Some(second),
+        }
+    })
 }
 
 #[cfg(test)]
@@ -387,5 +406,27 @@ mod tests {
             .parse()
             .expect("a pid");
         assert!(wait_gone(pid), "background job {pid} still running");
+    }
+
+    #[test]
+    fn a_failure_counts_only_when_it_repeats() {
+        let run = |outcomes: &'static [bool], again: bool| {
+            let mut calls = 0;
+            let confirmed = confirm(
+                |n| {
+                    calls += 1;
+                    Ok(outcomes[n as usize - 1])
+                },
+                |pass| *pass,
+                |_| again,
+            )
+            .unwrap();
+            ((confirmed.expected(), confirmed.flaky()), calls)
+        };
+        assert_eq!(run(&[true], true), ((true, false), 1));
+        assert_eq!(run(&[false, true], true), ((true, true), 2));
+        assert_eq!(run(&[false, false], true), ((false, false), 2));
+        assert_eq!(run(&[false, true], false), ((false, false), 1));
+        assert!(confirm(|_| -> Result<bool> { bail!("no bash") }, |_| true, |_| true).is_err());
     }
 }

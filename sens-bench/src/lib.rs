@@ -1,28 +1,28 @@
 //! sens-bench: validates benchmark tasks, runs agents under conditions, and
 //! reports what the Sens engine changes. `main.rs` only parses the command line;
 //! every command is a function in one of these modules.
+//!
+//! The rooms follow the flow of a run, and each uses only rooms before it:
+//! `spec` (task, sequence, conditions files) -> `exec` (commands, process
+//! groups) -> `workspace` (copies, hidden files, the agent's diff) -> `agent`
+//! (the CLI session) -> `measure` -> `record` -> `batch` (the batch folder and
+//! one attempt) -> `stats` -> `report`. The commands over them: `run`,
+//! `sequence_run`, `validate`, `engine_cli` (with `engine_bench`), `stats_bench`.
 
 pub mod agent;
-pub mod conditions;
+pub mod batch;
 pub mod engine_bench;
 pub mod engine_cli;
 pub mod exec;
-pub mod grade;
-pub mod integrity;
-pub mod jscpd;
-pub mod loc;
-pub mod manifest;
+pub mod jsonl;
 pub mod measure;
-pub mod plan;
-pub mod proc;
 pub mod record;
 pub mod report;
 pub mod run;
-pub mod runlog;
-pub mod sequence;
 pub mod sequence_run;
+pub mod spec;
 pub mod stats;
 pub mod stats_bench;
-pub mod task;
+pub mod sync;
 pub mod validate;
 pub mod workspace;

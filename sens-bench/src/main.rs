@@ -92,7 +92,7 @@ fn main() -> ExitCode {
             repeat,
             jobs,
             limits,
-        } => validate::validate_tasks(&validate::TaskOptions {
+        } => validate::task::validate_tasks(&validate::task::TaskOptions {
             tasks,
             task,
             repeat,
@@ -104,7 +104,7 @@ fn main() -> ExitCode {
         Command::Run(args) => sens_bench::run::run(&args),
         Command::Sequence(Sequence::Run(args)) => sens_bench::sequence_run::run(&args),
         Command::Sequence(Sequence::Validate { dir, limits }) => {
-            validate::validate_sequence(&validate::SequenceOptions {
+            validate::sequence::validate_sequence(&validate::sequence::SequenceOptions {
                 sequence: dir,
                 timeout: Duration::from_secs(limits.timeout),
                 logs: limits.logs,

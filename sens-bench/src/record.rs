@@ -23,6 +23,10 @@ use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::agent::Usage;
+// The record's field types, named where readers of records look for them.
+pub use crate::measure::ledger::HookCounts;
+
 /// How a run ended. Only `Ok` runs enter the statistics; the others are counted
 /// and listed apart, never mixed into results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -64,31 +68,6 @@ impl fmt::Display for RunStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// Tokens from the CLI's `result` message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Tokens {
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_creation: u64,
-}
-
-impl Tokens {
-    /// All tokens the run consumed: the "tokens" metric of reports.
-    pub fn total(&self) -> u64 {
-        self.input + self.output + self.cache_read + self.cache_creation
-    }
-}
-
-/// Hook counts from the run's ledger (zero for conditions without the engine).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HookCounts {
-    pub denials: u64,
-    pub blocks: u64,
-    pub pauses: u64,
-    pub suggestions: u64,
 }
 
 /// Integrity flags: recorded, never hidden.
@@ -160,7 +139,7 @@ pub struct RunRecord {
     /// without probes.
     pub probes: BTreeMap<String, u64>,
     #[serde(deserialize_with = "required")]
-    pub tokens: Option<Tokens>,
+    pub tokens: Option<Usage>,
     /// `total_cost_usd` of the CLI's result (includes subagents).
     #[serde(deserialize_with = "required")]
     pub cost_usd: Option<f64>,
@@ -187,18 +166,20 @@ where
     Option::<T>::deserialize(deserializer)
 }
 
-/// What identifies a run in a batch: a batch records each once.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct RunKey {
-    task: String,
-    sequence: Option<String>,
-    step: Option<u32>,
-    condition: String,
-    rep: u32,
+/// What identifies a run in a batch, a task run or one step of a sequence run:
+/// a batch records each once. A record's line reads as its key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RunKey {
+    /// The task id; for a sequence step, the step's id.
+    pub task: String,
+    pub sequence: Option<String>,
+    pub step: Option<u32>,
+    pub condition: String,
+    pub rep: u32,
 }
 
 impl RunRecord {
-    fn key(&self) -> RunKey {
+    pub fn key(&self) -> RunKey {
         RunKey {
             task: self.task.clone(),
             sequence: self.sequence.clone(),
@@ -252,17 +233,12 @@ pub fn parse_records(text: &str, path: &Path) -> anyhow::Result<Vec<RunRecord>> 
     let mut records = Vec::new();
     // Which line holds each run: a resumed batch must never record a run twice.
     let mut seen: HashMap<RunKey, usize> = HashMap::new();
-    for (index, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let line_no = index + 1;
-        let record: RunRecord = serde_json::from_str(line).with_context(|| {
-            format!(
-                "{}:{line_no}: not a valid run record (see SPEC 3.5 for the fields)",
-                path.display()
-            )
-        })?;
+    for line in crate::jsonl::lines::<RunRecord>(
+        text,
+        path,
+        "a valid run record (see SPEC 3.5 for the fields)",
+    ) {
+        let (line_no, record) = line?;
         if let Some(field) = record.missing_graded_field() {
             bail!(
                 "{}:{line_no}: status is \"ok\" but `{field}` is null; a graded run must carry it \

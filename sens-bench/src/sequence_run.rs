@@ -1,7 +1,7 @@
 //! `sens-bench sequence run` (SPEC 3.7): each sequence under each condition and
 //! repetition, from its `start`, the steps in order, each building on the agent's
 //! own previous result (one CLI process per step, on the same copy). Every step
-//! is graded, measured and recorded like a task run (`run.rs`), with `sequence`,
+//! is one attempt, graded, measured and recorded like a task run (`batch`), with `sequence`,
 //! `step` (1-based) and `loc_total` = the project size after the step.
 //!
 //! Decisions where the SPEC is silent:
@@ -23,17 +23,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use git2::{IndexAddOption, Oid, Repository, Signature, Time};
 
+use crate::batch::attempt::Attempt;
+use crate::batch::manifest::digest_dir;
+use crate::batch::plan::{PlannedRun, plan};
+use crate::batch::{BatchArgs, BatchFolder};
 use crate::measure::Size;
-use crate::plan::{PlannedRun, plan};
-use crate::record::RunRecord;
-use crate::run::{
-    Attempt, Batch, BatchArgs, RecordKey, Started, Timings, attempt, prepare, read_prompt,
-};
-use crate::runlog::RunKey;
-use crate::sequence::{Sequence, load_sequence};
-use crate::workspace::{Workspace, apply_patch};
+use crate::record::{RunKey, RunRecord};
+use crate::spec::sequence::{Sequence, load_sequence};
+use crate::workspace::Workspace;
+use crate::workspace::git::{apply_patch, commit_all};
 
 /// `sens-bench sequence run`.
 #[derive(clap::Args, Debug, Clone)]
@@ -48,21 +47,16 @@ pub struct SequenceRunArgs {
     pub batch: BatchArgs,
 }
 
-const COMMITTER: (&str, &str) = ("sens-bench", "sens-bench@localhost");
-
 /// Runs every sequence x condition x rep; see the module documentation.
 pub fn run(args: &SequenceRunArgs) -> anyhow::Result<ExitCode> {
     let mut sequences = Vec::new();
     let mut units = BTreeMap::new();
     for dir in &args.dirs {
         let sequence = load_sequence(dir)?;
-        units.insert(
-            sequence.name.clone(),
-            crate::manifest::digest_dir(&sequence.dir)?,
-        );
+        units.insert(sequence.name.clone(), digest_dir(&sequence.dir)?);
         sequences.push(sequence);
     }
-    let batch = Batch::open(&args.batch, units)?;
+    let batch = BatchFolder::open(&args.batch, units)?;
     let names: Vec<String> = sequences.iter().map(|s| s.name.clone()).collect();
     let by_name: BTreeMap<&str, &Sequence> =
         sequences.iter().map(|s| (s.name.as_str(), s)).collect();
@@ -86,9 +80,8 @@ pub fn run(args: &SequenceRunArgs) -> anyhow::Result<ExitCode> {
             todo.push(run);
         }
     }
-    batch.progress.start(total, done);
     let timeout = Duration::from_secs(args.step_timeout_s);
-    batch.work(todo, |planned| {
+    batch.work(&todo, (total, done), |planned| {
         let sequence = by_name
             .get(planned.unit.as_str())
             .with_context(|| format!("sequence {} is not loaded", planned.unit))?;
@@ -96,8 +89,8 @@ pub fn run(args: &SequenceRunArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn step_key(sequence: &Sequence, index: usize, planned: &PlannedRun) -> RecordKey {
-    RecordKey {
+fn step_key(sequence: &Sequence, index: usize, planned: &PlannedRun) -> RunKey {
+    RunKey {
         task: sequence.steps[index].id.clone(),
         sequence: Some(sequence.name.clone()),
         step: Some(index as u32 + 1),
@@ -106,20 +99,10 @@ fn step_key(sequence: &Sequence, index: usize, planned: &PlannedRun) -> RecordKe
     }
 }
 
-fn is_recorded(batch: &Batch, key: &RecordKey) -> bool {
-    batch.log.contains(&RunKey {
-        task: Some(key.task.clone()),
-        sequence: key.sequence.clone(),
-        step: key.step,
-        condition: key.condition.clone(),
-        rep: key.rep,
-    })
-}
-
 /// How many leading steps are recorded (a sequence is recorded in order).
-fn recorded_steps(batch: &Batch, sequence: &Sequence, planned: &PlannedRun) -> usize {
+fn recorded_steps(batch: &BatchFolder, sequence: &Sequence, planned: &PlannedRun) -> usize {
     (0..sequence.steps.len())
-        .take_while(|&i| is_recorded(batch, &step_key(sequence, i, planned)))
+        .take_while(|&i| batch.is_recorded(&step_key(sequence, i, planned)))
         .count()
 }
 
@@ -133,55 +116,45 @@ fn step_parts(sequence: &Sequence, index: usize, planned: &PlannedRun) -> Vec<St
 }
 
 fn run_sequence(
-    batch: &Batch,
+    batch: &BatchFolder,
     sequence: &Sequence,
     planned: &PlannedRun,
     timeout: Duration,
 ) -> anyhow::Result<()> {
     let recorded = recorded_steps(batch, sequence, planned);
-    let parts = step_parts(sequence, recorded, planned);
-    let first_dir = batch.run_dir(&parts.iter().map(String::as_str).collect::<Vec<_>>())?;
-    let mut timings = Timings::default();
-    let started = Started::now();
-    let workspace = match prepare(
+    let first_dir = batch.run_dir(&step_parts(sequence, recorded, planned))?;
+    let Some(prepared) = batch.prepare(
+        &step_key(sequence, recorded, planned),
+        &first_dir,
         || Workspace::for_sequence_start(sequence),
         &sequence.commands,
         timeout,
-        &first_dir,
-        &mut timings,
-    ) {
-        Ok(workspace) => workspace,
-        Err(stop) => {
-            let key = step_key(sequence, recorded, planned);
-            return batch.finish_early(&key, &first_dir, started, stop, &timings);
-        }
+    )?
+    else {
+        return Ok(());
     };
-    let mut state = workspace.baseline;
+    let root = &prepared.workspace.root;
+    let mut state = prepared.workspace.baseline;
     let mut passed_before = true;
     for index in 0..recorded {
-        let dir = batch
-            .out
-            .join("runs")
-            .join(step_parts(sequence, index, planned).join("/"));
-        let previous = replay(&workspace.root, &dir, index + 1)?;
+        let dir = batch.run_path(&step_parts(sequence, index, planned));
+        let previous = replay(root, &dir, index + 1)?;
         passed_before = previous.project_pass.unwrap_or(passed_before);
-        state = commit_state(&workspace.root, index + 1)?;
+        state = commit_step(root, index + 1)?;
     }
     for index in recorded..sequence.steps.len() {
         let step = &sequence.steps[index];
-        let key = step_key(sequence, index, planned);
         let dir = if index == recorded {
             first_dir.clone()
         } else {
-            let parts = step_parts(sequence, index, planned);
-            batch.run_dir(&parts.iter().map(String::as_str).collect::<Vec<_>>())?
+            batch.run_dir(&step_parts(sequence, index, planned))?
         };
         let input = Attempt {
-            root: &workspace.root,
+            root,
             baseline: state,
-            env: &workspace.env,
+            env: &prepared.workspace.env,
             dir: &dir,
-            prompt: read_prompt(&step.prompt)?,
+            prompt: &step.prompt,
             timeout,
             reference: &step.reference,
             commands: &sequence.commands,
@@ -189,26 +162,17 @@ fn run_sequence(
             task_dir: &sequence.dir,
             size: Size::Globs(&sequence.size),
             probes: Some((&sequence.probes, &sequence.size)),
-            condition: batch.condition(&planned.condition)?,
+            condition: &planned.condition,
             passed_before,
         };
-        let step_timings = if index == recorded {
-            timings
-        } else {
-            Timings::default()
-        };
-        let started = if index == recorded {
-            started
-        } else {
-            Started::now()
-        };
-        let Some(record) = attempt(batch, &input, &key, started, step_timings)? else {
+        let key = step_key(sequence, index, planned);
+        let Some(record) = batch.attempt(&prepared, &input, &key)? else {
             return Ok(());
         };
         if let Some(pass) = record.project_pass {
             passed_before = pass;
         }
-        state = commit_state(&workspace.root, index + 1)?;
+        state = commit_step(root, index + 1)?;
     }
     Ok(())
 }
@@ -234,28 +198,8 @@ fn replay(root: &Path, dir: &Path, step: usize) -> anyhow::Result<RunRecord> {
     Ok(record)
 }
 
-/// Commits the copy's files as they stand (deletions included) on its HEAD: the
-/// state the next step starts from.
-fn commit_state(root: &Path, step: usize) -> anyhow::Result<Oid> {
-    let repo = Repository::open(root)
-        .with_context(|| format!("cannot open the repository at {}", root.display()))?;
-    let mut index = repo.index().context("cannot read the copy's git index")?;
-    index
-        .add_all(["*"], IndexAddOption::DEFAULT, None)
-        .and_then(|()| index.update_all(["*"], None))
-        .and_then(|()| index.write())
-        .with_context(|| format!("cannot stage the files of {}", root.display()))?;
-    let tree = repo.find_tree(index.write_tree()?)?;
-    let who = Signature::new(COMMITTER.0, COMMITTER.1, &Time::new(0, 0))?;
-    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-    let parents: Vec<&git2::Commit> = parent.iter().collect();
-    repo.commit(
-        Some("HEAD"),
-        &who,
-        &who,
-        &format!("after step {step}"),
-        &tree,
-        &parents,
-    )
-    .with_context(|| format!("cannot commit the state after step {step}"))
+/// Commits the copy as the agent left it: the state the next step starts from.
+fn commit_step(root: &Path, step: usize) -> anyhow::Result<git2::Oid> {
+    commit_all(root, &format!("after step {step}"))
+        .with_context(|| format!("cannot commit the state after step {step}"))
 }

@@ -36,7 +36,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::{HookHandler, Usage};
-use crate::proc::kill_group;
+use crate::exec::group::{descendants, kill_all, kill_group, kill_tree};
+use crate::sync::lock;
 
 /// How long the CLI gets to answer `initialize`.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -534,10 +535,8 @@ impl ClaudeSession {
     }
 
     async fn kill(&mut self) {
-        let spawned = descendants(self.pid);
         // Killing is best effort here: the caller already reports the failure.
-        let _ = kill_group(self.pid);
-        kill_all(&spawned);
+        kill_tree(self.pid);
         let _ = self.child.wait().await;
         let _ = self.end_group().await;
     }
@@ -605,56 +604,8 @@ impl ClaudeSession {
 impl Drop for ClaudeSession {
     fn drop(&mut self) {
         if !self.ended {
-            let spawned = descendants(self.pid);
-            // Nothing can be reported from a drop; the group is ended regardless.
-            let _ = kill_group(self.pid);
-            kill_all(&spawned);
-        }
-    }
-}
-
-/// Every process below `root`, read from /proc. The CLI starts its Bash commands
-/// detached (their own session and group), so ending the CLI's group leaves them
-/// running: they are found through the parent links while the CLI still lives.
-fn descendants(root: u32) -> Vec<u32> {
-    // Without /proc (not Linux) there is nothing more to find than the group.
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let parents: Vec<(u32, u32)> = entries
-        .filter_map(|entry| {
-            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
-            // A process may end while we look; it needs no killing then.
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            Some((pid, parent_in_stat(&stat)?))
-        })
-        .collect();
-    let mut found = Vec::new();
-    let mut frontier = vec![root];
-    while let Some(parent) = frontier.pop() {
-        for &(pid, _) in parents.iter().filter(|(_, ppid)| *ppid == parent) {
-            found.push(pid);
-            frontier.push(pid);
-        }
-    }
-    found
-}
-
-/// The parent pid in a /proc/PID/stat line: `pid (comm) state ppid ...`; the
-/// command name may hold spaces and parentheses, so parse after the last `)`.
-fn parent_in_stat(stat: &str) -> Option<u32> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
-fn kill_all(pids: &[u32]) {
-    for &pid in pids {
-        // Each may lead its own group (detached commands) or already be gone;
-        // either way nothing is left to report.
-        let _ = kill_group(pid);
-        if let Ok(pid) = libc::pid_t::try_from(pid) {
-            // SAFETY: kill has no memory-safety preconditions; it only sends a signal.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // Nothing can be reported from a drop; the tree is ended regardless.
+            kill_tree(self.pid);
         }
     }
 }
@@ -856,14 +807,6 @@ fn answer_hook(
     }
 }
 
-/// The guarded values stay consistent across a panic (single inserts and
-/// assignments), so a poisoned lock is still usable.
-fn lock<T>(value: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    value
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1006,34 +949,6 @@ mod tests {
             control_response("r2", Err("no".into()))["response"],
             json!({"subtype": "error", "request_id": "r2", "error": "no"})
         );
-    }
-
-    #[test]
-    fn parent_pid_is_read_after_the_command_name() {
-        assert_eq!(parent_in_stat("42 (node) S 7 42 42 0"), Some(7));
-        assert_eq!(parent_in_stat("42 (a) b (c)) R 9 1"), Some(9));
-        assert_eq!(parent_in_stat("garbage"), None);
-    }
-
-    #[tokio::test]
-    async fn descendants_include_detached_grandchildren() {
-        let mut child = Command::new("sh")
-            .args(["-c", "setsid sleep 30 & wait"])
-            .spawn()
-            .unwrap();
-        let pid = child.id().unwrap();
-        let mut found = Vec::new();
-        for _ in 0..50 {
-            found = descendants(pid);
-            if !found.is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert_eq!(found.len(), 1, "{found:?}");
-        kill_all(&found);
-        child.wait().await.unwrap();
-        assert!(descendants(pid).is_empty());
     }
 
     #[test]

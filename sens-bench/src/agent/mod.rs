@@ -30,7 +30,7 @@ pub trait HookHandler: Send {
     fn handle(&mut self, callback_id: &str, input: &serde_json::Value) -> serde_json::Value;
 }
 
-/// Token counts, named as in the run record's `tokens`.
+/// Token counts of the CLI's `result` message; the run record's `tokens`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     pub input: u64,
@@ -52,6 +52,11 @@ impl std::ops::Add for Usage {
 }
 
 impl Usage {
+    /// All tokens: the "tokens" metric of reports.
+    pub fn total(&self) -> u64 {
+        self.input + self.output + self.cache_read + self.cache_creation
+    }
+
     /// `None` when any count of `earlier` exceeds this one's.
     pub fn checked_sub(self, earlier: Usage) -> Option<Usage> {
         Some(Usage {

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use axum::Router;
@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::Usage;
 use super::script::{Block, Script, Turn};
+use crate::sync::lock;
 
 /// Headers worth keeping from each request (the rest are transport noise).
 const RECORDED_HEADERS: [&str; 6] = [
@@ -137,14 +138,6 @@ impl Drop for ModelServer {
     fn drop(&mut self) {
         self.task.abort();
     }
-}
-
-/// The state stays consistent even if a handler panicked mid-update (each update
-/// is a single push or assignment), so a poisoned lock is still usable.
-fn lock(state: &Shared) -> MutexGuard<'_, ServerState> {
-    state
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 async fn handle(

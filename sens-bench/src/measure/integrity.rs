@@ -5,13 +5,7 @@
 use sens_engine::paths::is_test_path;
 use serde_json::Value;
 
-/// How a file differs from the baseline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    Added,
-    Modified,
-    Deleted,
-}
+use crate::workspace::diff::Change;
 
 /// Strings whose appearance in a tool call or a tool result means the agent
 /// reached the task's files: the task folder's paths (as given and canonical),

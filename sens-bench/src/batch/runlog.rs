@@ -2,7 +2,7 @@
 //! appended atomically, never duplicated, and read back to resume a batch.
 //!
 //! A record is written with one `write` of the whole line to a file opened for
-//! appending, under an exclusive `flock`, then synced: a reader never sees half a
+//! appending, under an exclusive file lock (`File::lock`), then synced: a reader never sees half a
 //! record from a live writer. Only a crash in the middle of that write (power loss,
 //! a full disk) can leave a line without its newline; opening the log cuts such a
 //! torn tail, since its run was never complete and will run again.
@@ -10,22 +10,15 @@
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{Context, bail};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-/// What makes a record unique within a batch: a task run, or one step of a sequence run.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct RunKey {
-    pub task: Option<String>,
-    pub sequence: Option<String>,
-    pub step: Option<u32>,
-    pub condition: String,
-    pub rep: u32,
-}
+use crate::jsonl;
+use crate::record::RunKey;
+use crate::sync::lock;
 
 pub struct RunLog {
     path: PathBuf,
@@ -56,18 +49,10 @@ impl RunLog {
                 .with_context(|| format!("cannot cut the torn last line of {}", path.display()))?;
         }
         let mut done = HashSet::new();
-        for (number, line) in text[..complete].lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let key: RunKey = serde_json::from_str(line)
-                .with_context(|| format!("{}:{}: not a run record", path.display(), number + 1))?;
+        for line in jsonl::lines::<RunKey>(&text[..complete], path, "a run record") {
+            let (number, key) = line?;
             if !done.insert(key.clone()) {
-                bail!(
-                    "{}:{}: a second record for {key:?}",
-                    path.display(),
-                    number + 1
-                );
+                bail!("{}:{number}: a second record for {key:?}", path.display());
             }
         }
         Ok(Self {
@@ -79,14 +64,11 @@ impl RunLog {
     }
 
     pub fn contains(&self, key: &RunKey) -> bool {
-        self.done
-            .lock()
-            .map(|done| done.contains(key))
-            .unwrap_or(false)
+        lock(&self.done).contains(key)
     }
 
     pub fn len(&self) -> usize {
-        self.done.lock().map(|done| done.len()).unwrap_or(0)
+        lock(&self.done).len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -99,46 +81,25 @@ impl RunLog {
         let key: RunKey =
             serde_json::from_slice(&line).context("a run record lacks its key fields")?;
         line.push(b'\n');
-        let mut done = self
-            .done
-            .lock()
-            .map_err(|_| anyhow::anyhow!("run log lock poisoned"))?;
+        let mut done = lock(&self.done);
         if done.contains(&key) {
             bail!("{}: {key:?} is already recorded", self.path.display());
         }
-        let file = self
-            .file
-            .lock()
-            .map_err(|_| anyhow::anyhow!("run log lock poisoned"))?;
-        let _guard = Flock::exclusive(&file)
+        let file = lock(&self.file);
+        file.lock()
             .with_context(|| format!("cannot lock {}", self.path.display()))?;
         // One write of the whole line: `&File` writes straight to the descriptor.
-        (&*file)
+        let written = (&*file)
             .write_all(&line)
             .and_then(|()| file.sync_data())
-            .with_context(|| format!("cannot append to {}", self.path.display()))?;
+            .with_context(|| format!("cannot append to {}", self.path.display()));
+        // Closing the file would release the lock too; the file stays open.
+        let unlocked = file
+            .unlock()
+            .with_context(|| format!("cannot unlock {}", self.path.display()));
+        written.and(unlocked)?;
         done.insert(key);
         Ok(())
-    }
-}
-
-/// An exclusive advisory lock held for the guard's lifetime.
-struct Flock<'a>(&'a File);
-
-impl<'a> Flock<'a> {
-    fn exclusive(file: &'a File) -> std::io::Result<Self> {
-        // SAFETY: flock only reads the descriptor, which outlives the guard.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Self(file))
-    }
-}
-
-impl Drop for Flock<'_> {
-    fn drop(&mut self) {
-        // SAFETY: as above; unlocking a held lock cannot fail in a way we could act on.
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
     }
 }
 
@@ -166,7 +127,7 @@ mod tests {
         let log = RunLog::open(&path).unwrap();
         assert_eq!(log.len(), 2);
         let key = RunKey {
-            task: Some("t1".into()),
+            task: "t1".into(),
             sequence: None,
             step: None,
             condition: "C2".into(),
@@ -214,9 +175,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = RunLog::open(&dir.path().join("runs.jsonl")).unwrap();
         for step in 1..=3 {
-            log.append(&json!({"task": null, "sequence": "cuentas", "step": step,
-                                "condition": "C0", "rep": 1}))
-                .unwrap();
+            log.append(
+                &json!({"task": format!("s{step}"), "sequence": "cuentas", "step": step,
+                                "condition": "C0", "rep": 1}),
+            )
+            .unwrap();
         }
         assert_eq!(log.len(), 3);
     }

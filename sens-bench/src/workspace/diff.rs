@@ -1,12 +1,17 @@
-//! Grading a run (SPEC 3.5): the change the agent made, read from the copy's own
-//! repository, and test verdicts that only count a failure when it repeats.
+//! The change the agent made (SPEC 3.5), read from the copy's own repository.
 
 use std::path::Path;
 
 use anyhow::Context;
 use git2::{Delta, DiffFormat, DiffOptions, Oid, Repository};
 
-use crate::integrity::Change;
+/// How a file differs from the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Added,
+    Modified,
+    Deleted,
+}
 
 /// One file the agent changed, with the text of the lines the diff adds and
 /// removes (binary files: none).
@@ -98,28 +103,6 @@ fn change_of(status: Delta) -> Change {
     }
 }
 
-/// A test command's verdict after the retry rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Verdict {
-    pub pass: bool,
-    /// It failed once, then passed.
-    pub flaky: bool,
-}
-
-/// Runs a test command (`attempt(1)`), and again (`attempt(2)`) only if it failed:
-/// a failure counts only when it repeats, a pass after a failure is a flake.
-/// `attempt` returns whether the command passed; `Err` is a harness failure.
-pub fn confirm(mut attempt: impl FnMut(u32) -> anyhow::Result<bool>) -> anyhow::Result<Verdict> {
-    if attempt(1)? {
-        return Ok(Verdict {
-            pass: true,
-            flaky: false,
-        });
-    }
-    let pass = attempt(2)?;
-    Ok(Verdict { pass, flaky: pass })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,34 +181,5 @@ mod tests {
             std::fs::read_to_string(copy.path().join("b.txt")).unwrap(),
             "new\n"
         );
-    }
-
-    #[test]
-    fn a_failure_counts_only_when_it_repeats() {
-        let run = |outcomes: &'static [bool]| {
-            let mut calls = 0;
-            let verdict = confirm(|n| {
-                calls += 1;
-                Ok(outcomes[n as usize - 1])
-            })
-            .unwrap();
-            (verdict, calls)
-        };
-        let pass = Verdict {
-            pass: true,
-            flaky: false,
-        };
-        assert_eq!(run(&[true]), (pass, 1));
-        let flake = Verdict {
-            pass: true,
-            flaky: true,
-        };
-        assert_eq!(run(&[false, true]), (flake, 2));
-        let fail = Verdict {
-            pass: false,
-            flaky: false,
-        };
-        assert_eq!(run(&[false, false]), (fail, 2));
-        assert!(confirm(|_| anyhow::bail!("no bash")).is_err());
     }
 }

@@ -32,13 +32,17 @@ use sens_engine::config::RuleConfig;
 use sens_engine::dupes;
 use sens_engine::index::Index;
 use sens_engine::units::UnitKind;
-use serde::Deserialize;
 
-use crate::grade::{ChangeSet, FileDiff};
-use crate::integrity::Change;
-use crate::loc::{FileSet, Probe, count_probes, lines_of_code_in};
-use crate::record::HookCounts;
 use sens_engine::paths::is_test_path;
+
+use crate::spec::files::{FileSet, Probe};
+use crate::workspace::diff::{Change, ChangeSet, FileDiff};
+use loc::{count_probes, lines_of_code_in};
+
+pub mod integrity;
+pub mod jscpd;
+pub mod ledger;
+pub mod loc;
 
 /// Which files make the project's size.
 #[derive(Debug, Clone, Copy)]
@@ -118,12 +122,12 @@ pub fn measure(
     let (loc_added, loc_removed) = diff_loc(root, &changes.files);
     let loc_total = lines_of_code_in(root, &size_files)?;
     let engine = Index::new(RuleConfig::default())?;
-    let mut lengths = functions_added(&engine, root, inputs.baseline, changes, &size_names)?;
+    let lengths = functions_added(&engine, root, inputs.baseline, changes, &size_names)?;
     let dup_lines_engine = engine_duplicate_lines(root, &size_names)?;
     let jscpd_start = std::time::Instant::now();
     let dup_lines_jscpd = inputs
         .jscpd
-        .map(|jscpd| crate::jscpd::duplicated_lines(jscpd, root, &size_names))
+        .map(|jscpd| jscpd::duplicated_lines(jscpd, root, &size_names))
         .transpose()?;
     *jscpd_seconds += jscpd_start.elapsed().as_secs_f64();
     let probes = match inputs.probes {
@@ -135,7 +139,7 @@ pub fn measure(
         loc_removed,
         loc_total,
         functions_added: lengths.len() as u64,
-        function_lines_median: median(&mut lengths),
+        function_lines_median: crate::stats::median(&lengths),
         dup_lines_engine,
         dup_lines_jscpd,
         probes,
@@ -149,7 +153,7 @@ fn functions_added(
     baseline: Oid,
     changes: &ChangeSet,
     size_names: &[String],
-) -> anyhow::Result<Vec<u64>> {
+) -> anyhow::Result<Vec<f64>> {
     let repo = Repository::open(root)
         .with_context(|| format!("cannot open the run's repository at {}", root.display()))?;
     let tree = repo
@@ -191,7 +195,7 @@ fn functions_added(
 }
 
 /// (name, lines) of every function unit the engine finds in `content`.
-fn function_units(engine: &Index, path: &str, content: &str) -> anyhow::Result<Vec<(String, u64)>> {
+fn function_units(engine: &Index, path: &str, content: &str) -> anyhow::Result<Vec<(String, f64)>> {
     let Some(parsed) = engine.parse(path, content)? else {
         return Ok(Vec::new());
     };
@@ -199,7 +203,7 @@ fn function_units(engine: &Index, path: &str, content: &str) -> anyhow::Result<V
         .units
         .into_iter()
         .filter(|unit| unit.kind == UnitKind::Function)
-        .map(|unit| (unit.name, u64::from(unit.end_line - unit.start_line + 1)))
+        .map(|unit| (unit.name, f64::from(unit.end_line - unit.start_line + 1)))
         .collect())
 }
 
@@ -222,41 +226,6 @@ fn engine_duplicate_lines(root: &Path, size_names: &[String]) -> anyhow::Result<
     Ok(lines)
 }
 
-/// One ledger line, as far as the counts need it.
-#[derive(Deserialize)]
-struct LedgerLine {
-    verdict: String,
-    #[serde(default)]
-    suggestions: Vec<serde_json::Value>,
-}
-
-/// Hook counts of a run's ledger (`hooks.jsonl`); an empty ledger counts nothing.
-pub fn hook_counts(ledger: &Path) -> anyhow::Result<HookCounts> {
-    let text = std::fs::read_to_string(ledger)
-        .with_context(|| format!("cannot read the hook ledger {}", ledger.display()))?;
-    let mut counts = HookCounts::default();
-    for (number, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let entry: LedgerLine = serde_json::from_str(line).with_context(|| {
-            format!(
-                "{}:{}: not a hook ledger entry",
-                ledger.display(),
-                number + 1
-            )
-        })?;
-        match entry.verdict.as_str() {
-            "deny" => counts.denials += 1,
-            "block" => counts.blocks += 1,
-            "paused" => counts.pauses += 1,
-            _ => {}
-        }
-        counts.suggestions += entry.suggestions.len() as u64;
-    }
-    Ok(counts)
-}
-
 /// Lines of code among the added and removed lines of `files`, by each file's
 /// language (from its name, under `root`). Comment lines and blank lines do not
 /// count, as in every size the bench reports.
@@ -274,24 +243,9 @@ pub fn diff_loc(root: &Path, files: &[FileDiff]) -> (u64, u64) {
     (added, removed)
 }
 
-/// The median of `values`; `None` for none.
-pub fn median(values: &mut [u64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_unstable();
-    let mid = values.len() / 2;
-    Some(if values.len() % 2 == 1 {
-        values[mid] as f64
-    } else {
-        (values[mid - 1] + values[mid]) as f64 / 2.0
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::integrity::Change;
 
     fn file(path: &str, added: &str, removed: &str) -> FileDiff {
         FileDiff {
@@ -314,37 +268,6 @@ mod tests {
             file("data.unknownext", "lots\nof\nlines\n", "more\n"),
         ];
         assert_eq!(diff_loc(Path::new("/nonexistent"), &files), (3, 1));
-    }
-
-    #[test]
-    fn hook_counts_read_the_ledger_verdicts_and_suggestions() {
-        let dir = tempfile::tempdir().unwrap();
-        let ledger = dir.path().join("hooks.jsonl");
-        let lines = [
-            r#"{"seq":1,"event":"UserPromptSubmit","verdict":"context","suggestions":[{"a":1},{"b":2}]}"#,
-            r#"{"seq":2,"event":"PreToolUse","verdict":"deny","findings":[]}"#,
-            r#"{"seq":3,"event":"PreToolUse","verdict":"allow"}"#,
-            r#"{"seq":4,"event":"Stop","verdict":"block"}"#,
-            r#"{"seq":5,"event":"Stop","verdict":"block"}"#,
-            r#"{"seq":6,"event":"Stop","verdict":"paused"}"#,
-            r#"{"seq":7,"event":"PreToolUse","verdict":"error","error":"x"}"#,
-        ];
-        std::fs::write(&ledger, lines.join("\n") + "\n").unwrap();
-        let counts = hook_counts(&ledger).unwrap();
-        assert_eq!(
-            counts,
-            HookCounts {
-                denials: 1,
-                blocks: 2,
-                pauses: 1,
-                suggestions: 2
-            }
-        );
-        std::fs::write(&ledger, "").unwrap();
-        assert_eq!(hook_counts(&ledger).unwrap(), HookCounts::default());
-        std::fs::write(&ledger, "{\"seq\":1}\n").unwrap();
-        let err = format!("{:#}", hook_counts(&ledger).unwrap_err());
-        assert!(err.contains("hooks.jsonl:1"), "{err}");
     }
 
     #[test]
@@ -387,7 +310,7 @@ mod tests {
             .commit(Some("HEAD"), &who, &who, "b", &tree, &[])
             .unwrap();
         std::fs::write(root.join("a.py"), body("first") + &body("second")).unwrap();
-        let changes = crate::grade::collect_changes(root, base).unwrap();
+        let changes = crate::workspace::diff::collect_changes(root, base).unwrap();
         let inputs = Inputs {
             root,
             baseline: base,
@@ -403,12 +326,5 @@ mod tests {
         assert_eq!(measures.loc_total, 26);
         assert_eq!(measures.dup_lines_engine, 13, "the copy's lines");
         assert_eq!(measures.dup_lines_jscpd, None);
-    }
-
-    #[test]
-    fn median_of_odd_even_and_empty() {
-        assert_eq!(median(&mut [5, 1, 3]), Some(3.0));
-        assert_eq!(median(&mut [4, 1, 3, 2]), Some(2.5));
-        assert_eq!(median(&mut []), None);
     }
 }

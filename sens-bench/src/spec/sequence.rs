@@ -8,8 +8,8 @@ use anyhow::{Context, Result, bail};
 use regex::Regex;
 use serde::Deserialize;
 
-use crate::loc::{FileSet, Probe};
-use crate::task::{Commands, Expect, check_language, existing, read_toml};
+use super::files::{FileSet, Probe};
+use super::{Commands, Expect, check_language, existing, read_toml};
 
 /// The file name of a sequence inside its folder.
 pub const SEQUENCE_FILE: &str = "sequence.toml";

@@ -6,69 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use regex::Regex;
 
-/// Project-relative files chosen by globs (`/`-separated; `*` stays within one
-/// folder, `**` crosses folders), minus exclusions.
-#[derive(Debug, Clone)]
-pub struct FileSet {
-    include: GlobSet,
-    exclude: GlobSet,
-}
-
-impl FileSet {
-    /// Compiles the globs; the error names the glob that is not valid.
-    pub fn new(include: &[String], exclude: &[String]) -> Result<FileSet> {
-        Ok(FileSet {
-            include: glob_set(include)?,
-            exclude: glob_set(exclude)?,
-        })
-    }
-
-    pub fn matches(&self, relative: &Path) -> bool {
-        self.include.is_match(relative) && !self.exclude.is_match(relative)
-    }
-
-    /// The matching files under `root`, sorted, as paths relative to `root`.
-    /// Files ignored by the project's `.gitignore` and hidden files are skipped, so
-    /// `node_modules` or build output never count.
-    pub fn files(&self, root: &Path) -> Result<Vec<PathBuf>> {
-        let mut found = Vec::new();
-        // The project's own ignore files count, never this machine's global ones.
-        let walk = ignore::WalkBuilder::new(root)
-            .git_global(false)
-            .git_exclude(false)
-            .build();
-        for entry in walk {
-            let entry =
-                entry.with_context(|| format!("cannot list files under {}", root.display()))?;
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let relative = entry.path().strip_prefix(root).with_context(|| {
-                format!("{} is outside {}", entry.path().display(), root.display())
-            })?;
-            if self.matches(relative) {
-                found.push(relative.to_path_buf());
-            }
-        }
-        found.sort();
-        Ok(found)
-    }
-}
-
-fn glob_set(globs: &[String]) -> Result<GlobSet> {
-    let mut set = GlobSetBuilder::new();
-    for glob in globs {
-        let compiled = GlobBuilder::new(glob)
-            .literal_separator(true)
-            .build()
-            .with_context(|| format!("`{glob}` is not a valid glob"))?;
-        set.add(compiled);
-    }
-    set.build().context("cannot compile the globs")
-}
+use crate::spec::files::{FileSet, Probe};
 
 /// Lines of code in the files of `files` under `root`. A file whose language
 /// tokei does not know is an error: the size globs should pick source files only.
@@ -97,16 +36,6 @@ pub fn lines_of_code_in(root: &Path, files: &[PathBuf]) -> Result<u64> {
     Ok(total)
 }
 
-/// One concept's probe: non-overlapping matches of `pattern` count its
-/// implementations.
-#[derive(Debug, Clone)]
-pub struct Probe {
-    pub concept: String,
-    pub pattern: Regex,
-    /// `None`: the project's size files.
-    pub files: Option<FileSet>,
-}
-
 /// Each probe's count over the project at `root` (concept -> matches).
 pub fn count_probes(
     root: &Path,
@@ -130,6 +59,7 @@ pub fn count_probes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regex::Regex;
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()

@@ -2,39 +2,14 @@
 //! then checked, so that nothing runs on a bad file. Paths in a task file are
 //! relative to the task's own folder and are resolved here.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 
-use crate::sequence::{self, Sequence};
-
-/// Languages a task or sequence may declare: those the engine parses.
-pub const LANGUAGES: [&str; 21] = [
-    "bash",
-    "c",
-    "cpp",
-    "csharp",
-    "dart",
-    "elixir",
-    "go",
-    "haskell",
-    "java",
-    "javascript",
-    "kotlin",
-    "lua",
-    "ocaml",
-    "php",
-    "python",
-    "ruby",
-    "rust",
-    "scala",
-    "swift",
-    "typescript",
-    "zig",
-];
+use super::sequence::{self, Sequence};
+use super::{Commands, Expect, check_language, existing, read_toml, relative_inside};
 
 /// What kind of reuse a task tests (SPEC 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -44,37 +19,6 @@ pub enum Kind {
     NearReuse,
     FarReuse,
     CommonCause,
-}
-
-/// The command lines of a task or sequence, each run with `bash -c` in the
-/// project root.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Commands {
-    /// Once per materialized copy; absent or empty: nothing to set up.
-    #[serde(default)]
-    pub setup: Option<String>,
-    pub test: String,
-    pub hidden: String,
-}
-
-impl Commands {
-    /// The set-up line, if there is one to run.
-    pub fn setup(&self) -> Option<&str> {
-        self.setup.as_deref().filter(|line| !line.trim().is_empty())
-    }
-
-    pub(crate) fn check(&self) -> Result<()> {
-        for (field, line) in [
-            ("commands.test", &self.test),
-            ("commands.hidden", &self.hidden),
-        ] {
-            if line.trim().is_empty() {
-                bail!("field `{field}`: expected a command line, found an empty string");
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Where a task's project comes from.
@@ -355,68 +299,6 @@ fn check_sha(field: &str, rev: &str) -> Result<()> {
         Ok(())
     } else {
         bail!("field `{field}`: expected a commit id (hex), found `{rev}`")
-    }
-}
-
-pub(crate) fn check_language(language: &str) -> Result<()> {
-    if LANGUAGES.contains(&language) {
-        Ok(())
-    } else {
-        bail!(
-            "field `language`: `{language}` is not known; expected one of {}",
-            LANGUAGES.join(", ")
-        )
-    }
-}
-
-/// Reads and parses a TOML file; the error names the file and the field.
-pub(crate) fn read_toml<T: DeserializeOwned>(file: &Path) -> Result<T> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    toml::from_str(&text)
-        .map_err(|err| anyhow::anyhow!("{}: {}", file.display(), err.to_string().trim_end()))
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Expect {
-    File,
-    Folder,
-}
-
-/// `relative` resolved against `dir`, which must exist as a file or folder.
-pub(crate) fn existing(
-    dir: &Path,
-    field: &str,
-    relative: &Path,
-    expect: Expect,
-) -> Result<PathBuf> {
-    let path = dir.join(relative);
-    let (ok, what) = match expect {
-        Expect::File => (path.is_file(), "file"),
-        Expect::Folder => (path.is_dir(), "folder"),
-    };
-    if !ok {
-        bail!(
-            "field `{field}`: expected a {what} at {} (relative to {}); it does not exist",
-            relative.display(),
-            dir.display()
-        );
-    }
-    Ok(path)
-}
-
-/// A relative path that stays inside its root (no `..`, not absolute).
-pub(crate) fn relative_inside(field: &str, path: &Path) -> Result<PathBuf> {
-    if path
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        Ok(path.to_path_buf())
-    } else {
-        bail!(
-            "field `{field}`: expected a relative path inside the project, found `{}`",
-            path.display()
-        )
     }
 }
 

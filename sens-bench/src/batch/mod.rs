@@ -1,0 +1,415 @@
+//! The batch (SPEC 3.5): every unit (task or sequence) x condition x
+//! repetition, with `--jobs` workers, resumable, and failures kept in their
+//! classes. `run` and `sequence run` are two thin commands over it.
+//!
+//! - [`plan`]: the order of the runs; [`manifest`] and [`runlog`]: the batch
+//!   folder's `manifest.toml` and `runs.jsonl`; [`pool`]: the workers;
+//!   [`progress`]: the progress bar.
+//! - [`attempt`]: one attempt on a copy, prepare -> play -> grade -> save
+//!   (`prepare.rs`, `play.rs`, `grade.rs`; saving is [`BatchFolder`]'s).
+//!
+//! Decisions where the SPEC is silent:
+//! - After set-up, the project's own tests run once more (twice when they fail)
+//!   before the agent starts: a copy whose tests fail before the agent touched it
+//!   is an `infra_error`, never a result, and `regression` then means tests that
+//!   passed at the start of this very run fail twice after it.
+//! - What set-up creates (virtual environments, `node_modules`, egg-info) and the
+//!   caches test runs leave (`__pycache__`, `.pytest_cache`) are listed in the
+//!   copy's `.git/info/exclude`: they are not part of the agent's change and do not
+//!   show in `git status`.
+//! - `duration_s` is the agent's wall-clock time (CLI start to exit): what a
+//!   condition costs in time. Set-up and grading times are in `timings.json`.
+//! - `tokens` are the main loop's `usage`; `cost_usd` is `total_cost_usd`, which
+//!   includes subagents. The transcript keeps the CLI's `modelUsage` as well.
+//! - Test commands get the task's `timeout_s` each.
+//! - The default agent is `oracle` unless ANTHROPIC_API_KEY is set (SPEC 3.3).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+
+use crate::agent::AgentKind;
+use crate::agent::claude::pinned_claude_bin;
+use crate::agent::script::Script;
+use crate::exec;
+use crate::measure::jscpd;
+use crate::record::{AgentInfo, HookCounts, Integrity, RunKey, RunRecord, RunStatus};
+use crate::spec::conditions::{Condition, Conditions};
+use crate::sync::lock;
+use crate::workspace::cache::Cache;
+use attempt::{Started, Timings};
+use manifest::{Manifest, digest_value};
+use plan::{DEFAULT_SEED, PlannedRun};
+use progress::Progress;
+use runlog::RunLog;
+
+pub mod attempt;
+mod grade;
+pub mod manifest;
+pub mod plan;
+mod play;
+pub mod pool;
+mod prepare;
+pub mod progress;
+pub mod runlog;
+
+/// The options every batch command shares.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BatchArgs {
+    /// Conditions to compare, comma-separated (defined in --conditions).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub condition: Vec<String>,
+    /// Repetitions of every unit under every condition.
+    #[arg(long, default_value_t = 1)]
+    pub reps: u32,
+    /// Runs at a time.
+    #[arg(long, default_value_t = 1)]
+    pub jobs: usize,
+    /// `claude`, `oracle` or `script:FILE`; default `oracle` unless
+    /// ANTHROPIC_API_KEY is set.
+    #[arg(long)]
+    pub agent: Option<AgentKind>,
+    /// The model (`--model` of the CLI).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The effort level (`--effort` of the CLI).
+    #[arg(long)]
+    pub effort: Option<String>,
+    /// The Claude Code CLI; default SENS_CLAUDE_BIN, else the pinned one in .tools.
+    #[arg(long)]
+    pub claude_bin: Option<PathBuf>,
+    #[arg(long, default_value = "bench/conditions.toml")]
+    pub conditions: PathBuf,
+    /// The seed of the plan's order.
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+    /// The batch folder (`results/<batch>`).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Print the harness's own time per run (everything but the agent and tests).
+    #[arg(long)]
+    pub timings: bool,
+}
+
+/// A batch folder being worked on (manifest, run log, run folders), and what
+/// every run of it shares (agent, CLI, conditions, workers).
+pub struct BatchFolder {
+    name: String,
+    out: PathBuf,
+    agent: AgentKind,
+    agent_info: AgentInfo,
+    claude_bin: PathBuf,
+    model: Option<String>,
+    effort: Option<String>,
+    conditions: Vec<(String, Condition)>,
+    log: RunLog,
+    engine_rev: String,
+    jscpd: Option<PathBuf>,
+    /// Where copies get their downloads and build folders.
+    pub cache: Cache,
+    jobs: usize,
+    show_timings: bool,
+    runtime: tokio::runtime::Runtime,
+    progress: Progress,
+    timings: Mutex<Vec<Timings>>,
+}
+
+impl BatchFolder {
+    /// Checks the set-up against the batch's manifest (or writes it), opens the
+    /// run log, and prepares the workers' shared state.
+    pub fn open(args: &BatchArgs, units: BTreeMap<String, String>) -> anyhow::Result<BatchFolder> {
+        if args.reps == 0 || args.jobs == 0 {
+            bail!("--reps and --jobs must be at least 1");
+        }
+        let conditions = Conditions::load(&args.conditions)?.select(&args.condition)?;
+        let agent = match &args.agent {
+            Some(agent) => agent.clone(),
+            None if std::env::var_os("ANTHROPIC_API_KEY").is_some() => AgentKind::Claude,
+            None => AgentKind::Oracle,
+        };
+        if agent == AgentKind::Claude && std::env::var_os("ANTHROPIC_API_KEY").is_none() {
+            bail!("--agent claude needs ANTHROPIC_API_KEY; without it use --agent oracle");
+        }
+        if let AgentKind::Script(file) = &agent {
+            Script::load(file)?;
+        }
+        let claude_bin = match &args.claude_bin {
+            Some(path) => path.clone(),
+            None => pinned_claude_bin(&repository_root())?,
+        };
+        let agent_info = AgentInfo {
+            name: agent.to_string(),
+            version: cli_version(&claude_bin)?,
+            model: args.model.clone().unwrap_or_else(|| "default".into()),
+            effort: args.effort.clone().unwrap_or_else(|| "default".into()),
+        };
+        let engine_rev = engine_rev();
+        let mut condition_digests = BTreeMap::new();
+        for (name, condition) in &conditions {
+            condition_digests.insert(name.clone(), digest_value(condition)?);
+        }
+        std::fs::create_dir_all(&args.out)
+            .with_context(|| format!("cannot create the batch folder {}", args.out.display()))?;
+        let wanted = Manifest {
+            sens_bench_version: env!("CARGO_PKG_VERSION").to_string(),
+            engine_rev: engine_rev.clone(),
+            seed: args.seed,
+            agent: agent_info.clone(),
+            conditions: condition_digests,
+            units,
+        };
+        let manifest_path = args.out.join("manifest.toml");
+        let manifest = match Manifest::load(&manifest_path)? {
+            Some(existing) => existing.merge(&wanted)?,
+            None => wanted,
+        };
+        manifest.save(&manifest_path)?;
+        let log = RunLog::open(&args.out.join("runs.jsonl"))?;
+        if log.repaired_bytes > 0 {
+            eprintln!(
+                "runs.jsonl: cut a torn last line ({} bytes) left by an interrupted write",
+                log.repaired_bytes
+            );
+        }
+        exec::install_interrupt_guard()?;
+        let name = args
+            .out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .with_context(|| format!("--out {} names no folder", args.out.display()))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the async runtime")?;
+        Ok(BatchFolder {
+            name,
+            out: args.out.clone(),
+            agent,
+            agent_info,
+            claude_bin,
+            model: args.model.clone(),
+            effort: args.effort.clone(),
+            conditions,
+            log,
+            engine_rev,
+            jscpd: jscpd::find(),
+            cache: Cache::from_env()?,
+            jobs: args.jobs,
+            show_timings: args.timings,
+            runtime,
+            progress: Progress::new(),
+            timings: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn condition_names(&self) -> Vec<String> {
+        self.conditions.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    pub(super) fn condition(&self, name: &str) -> anyhow::Result<&Condition> {
+        self.conditions
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c)
+            .with_context(|| format!("condition {name} is not selected"))
+    }
+
+    /// True when `key` has a record in the batch.
+    pub fn is_recorded(&self, key: &RunKey) -> bool {
+        self.log.contains(key)
+    }
+
+    /// `<out>/runs/<parts...>`: the folder of one run (or step).
+    pub fn run_path(&self, parts: &[String]) -> PathBuf {
+        parts
+            .iter()
+            .fold(self.out.join("runs"), |dir, part| dir.join(part))
+    }
+
+    /// [`Self::run_path`], emptied: what an interrupted run left is redone.
+    pub fn run_dir(&self, parts: &[String]) -> anyhow::Result<PathBuf> {
+        let dir = self.run_path(parts);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| {
+                format!("cannot clear {} left by an interrupted run", dir.display())
+            })?;
+        }
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create the run folder {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    fn blank_record(&self, key: &RunKey, started: Started) -> RunRecord {
+        RunRecord {
+            batch: self.name.clone(),
+            task: key.task.clone(),
+            sequence: key.sequence.clone(),
+            step: key.step,
+            condition: key.condition.clone(),
+            rep: key.rep,
+            status: RunStatus::Ok,
+            hidden_pass: None,
+            project_pass: None,
+            regression: None,
+            flaky: None,
+            loc_added: None,
+            loc_removed: None,
+            loc_total: None,
+            functions_added: None,
+            function_lines_median: None,
+            dup_lines_engine: None,
+            dup_lines_jscpd: None,
+            probes: BTreeMap::new(),
+            tokens: None,
+            cost_usd: None,
+            turns: None,
+            duration_s: 0.0,
+            hooks: HookCounts::default(),
+            integrity: Integrity::default(),
+            agent: self.agent_info.clone(),
+            started_at: started.at,
+            engine_rev: self.engine_rev.clone(),
+            error: None,
+        }
+    }
+
+    /// Writes `record.json` and `timings.json`, then appends the record.
+    fn save(&self, record: &RunRecord, dir: &Path, timings: &mut Timings) -> anyhow::Result<()> {
+        let start = Instant::now();
+        let path = dir.join("record.json");
+        let text = serde_json::to_string_pretty(record).context("cannot serialize a record")?;
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        self.log.append(record)?;
+        timings.record = start.elapsed().as_secs_f64();
+        let path = dir.join("timings.json");
+        let text = serde_json::to_string_pretty(timings).context("cannot serialize timings")?;
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        lock(&self.timings).push(*timings);
+        self.progress.record(record);
+        Ok(())
+    }
+
+    /// Runs `todo` on `jobs` workers, each taking the next planned run; stops
+    /// taking runs at Ctrl-C or at the first harness failure, and reports.
+    /// `total` units of progress are planned (runs, or sequence steps), `done`
+    /// of them already recorded.
+    pub fn work(
+        &self,
+        todo: &[PlannedRun],
+        (total, done): (u64, u64),
+        job: impl Fn(&PlannedRun) -> anyhow::Result<()> + Sync,
+    ) -> anyhow::Result<ExitCode> {
+        self.progress.start(total, done);
+        let pooled = pool::run(
+            self.jobs,
+            todo,
+            |planned| {
+                job(planned).with_context(|| {
+                    format!(
+                        "run {} {} rep {}",
+                        planned.unit, planned.condition, planned.rep
+                    )
+                })
+            },
+            Result::is_err,
+        );
+        self.progress.finish();
+        if self.show_timings {
+            self.print_timings();
+        }
+        let left = pooled.not_started;
+        let failure = pooled.done.into_iter().find_map(|(_, result)| result.err());
+        if exec::interrupted() {
+            eprintln!(
+                "interrupted: {} records in {}; {left} planned runs not started. \
+                 Rerun the same command to resume (recorded runs are skipped).",
+                self.log.len(),
+                self.out.join("runs.jsonl").display()
+            );
+            return Ok(ExitCode::from(130));
+        }
+        if let Some(err) = failure {
+            return Err(err.context(format!(
+                "the batch stopped; {} records are kept in {}; fix the cause and rerun the same command to resume",
+                self.log.len(),
+                self.out.display()
+            )));
+        }
+        println!("{}", self.progress.summary(&self.out));
+        Ok(ExitCode::SUCCESS)
+    }
+
+    fn print_timings(&self) {
+        let all = lock(&self.timings).clone();
+        if all.is_empty() {
+            return;
+        }
+        let n = all.len() as f64;
+        let mean = |f: fn(&Timings) -> f64| all.iter().map(f).sum::<f64>() / n;
+        println!(
+            "harness overhead per run (mean of {}): {:.3} s = materialize {:.3} + diff {:.3} + measure {:.3} + record {:.3}; \
+             not counted: jscpd {:.3}, setup {:.3}, baseline tests {:.3}, agent {:.3}, tests {:.3}",
+            all.len(),
+            mean(Timings::overhead),
+            mean(|t| t.materialize),
+            mean(|t| t.diff),
+            mean(|t| t.measure),
+            mean(|t| t.record),
+            mean(|t| t.jscpd),
+            mean(|t| t.setup),
+            mean(|t| t.baseline_tests),
+            mean(|t| t.agent),
+            mean(|t| t.tests),
+        );
+    }
+}
+
+/// This repository's root (where `.tools` and `bench` live).
+fn repository_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The CLI's version, from `--version` (`2.1.197 (Claude Code)`).
+fn cli_version(binary: &Path) -> anyhow::Result<String> {
+    let output = std::process::Command::new(binary)
+        .arg("--version")
+        .output()
+        .with_context(|| {
+            format!(
+                "the Claude Code CLI cannot run at {}: run scripts/setup.sh or pass --claude-bin",
+                binary.display()
+            )
+        })?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    match text.split_whitespace().next() {
+        Some(version) if output.status.success() => Ok(version.to_string()),
+        _ => bail!(
+            "{} --version failed ({}): {}",
+            binary.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ),
+    }
+}
+
+/// The commit of this repository the engine runs from, `-dirty` when the work
+/// tree has changes; `unknown` outside a git checkout (an installed binary).
+fn engine_rev() -> String {
+    let Ok(repo) = git2::Repository::discover(repository_root()) else {
+        return "unknown".into();
+    };
+    let Ok(head) = repo.head().and_then(|h| h.peel_to_commit()) else {
+        return "unknown".into();
+    };
+    let mut options = git2::StatusOptions::new();
+    options.include_untracked(false);
+    let dirty = repo
+        .statuses(Some(&mut options))
+        .map(|s| !s.is_empty())
+        .unwrap_or(true);
+    format!("{}{}", head.id(), if dirty { "-dirty" } else { "" })
+}

@@ -1,0 +1,168 @@
+//! Prepare, the first stage of an attempt: materialize a copy, run its set-up,
+//! and check its tests pass before the agent starts.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use super::attempt::{Stop, Timings, timed};
+use super::grade::test_verdict;
+use crate::exec::{self, CommandLine};
+use crate::record::RunStatus;
+use crate::spec::Commands;
+use crate::workspace::Workspace;
+
+/// Files left by test runs in any project; never part of an agent's change.
+const TEST_LEFTOVERS: [&str; 4] = ["__pycache__/", "*.pyc", ".pytest_cache/", ".ruff_cache/"];
+
+/// Materializes a copy, runs its set-up and checks its tests pass before the
+/// agent starts. Logs go to `dir`.
+pub(super) fn prepare(
+    materialize: impl FnOnce() -> anyhow::Result<Workspace>,
+    commands: &Commands,
+    timeout: Duration,
+    dir: &Path,
+    timings: &mut Timings,
+) -> Result<Workspace, Stop> {
+    let workspace = timed(&mut timings.materialize, || {
+        let workspace = materialize()?;
+        exclude(
+            &workspace.root,
+            TEST_LEFTOVERS.iter().map(|s| s.to_string()),
+        )?;
+        Ok(workspace)
+    })
+    .map_err(Stop::infra)?;
+    if let Some(setup) = commands.setup() {
+        let outcome = timed(&mut timings.setup, || {
+            run_command(&workspace, setup, timeout, &dir.join("setup.log"))
+        })
+        .map_err(Stop::infra)?;
+        if !outcome.status.passed() {
+            return Err(Stop::Failed(
+                RunStatus::InfraError,
+                format!(
+                    "set-up `{setup}` {}; see {}",
+                    outcome.status,
+                    outcome.log.display()
+                ),
+            ));
+        }
+        let products = untracked(&workspace.root).map_err(Stop::infra)?;
+        exclude(&workspace.root, products).map_err(Stop::infra)?;
+    }
+    let verdict = timed(&mut timings.baseline_tests, || {
+        test_verdict(
+            &workspace.root,
+            &workspace.env,
+            &commands.test,
+            timeout,
+            dir,
+            "baseline-tests",
+        )
+    })
+    .map_err(Stop::infra)?;
+    if !verdict.pass {
+        return Err(Stop::Failed(
+            RunStatus::InfraError,
+            format!(
+                "the project's tests fail before the agent started (twice); see {}",
+                dir.join("baseline-tests.2.log").display()
+            ),
+        ));
+    }
+    Ok(workspace)
+}
+
+fn run_command(
+    workspace: &Workspace,
+    line: &str,
+    timeout: Duration,
+    log: &Path,
+) -> anyhow::Result<exec::Outcome> {
+    exec::run(&CommandLine {
+        line,
+        dir: &workspace.root,
+        env: &workspace.env,
+        timeout,
+        log,
+    })
+}
+
+/// Paths git sees as new (not ignored) in the copy: what set-up created.
+fn untracked(root: &Path) -> anyhow::Result<Vec<String>> {
+    let repo = git2::Repository::open(root)
+        .with_context(|| format!("cannot open the repository at {}", root.display()))?;
+    let mut options = git2::StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(false);
+    let statuses = repo
+        .statuses(Some(&mut options))
+        .with_context(|| format!("cannot read the status of {}", root.display()))?;
+    Ok(statuses
+        .iter()
+        .filter(|entry| entry.status().contains(git2::Status::WT_NEW))
+        .filter_map(|entry| entry.path().ok().map(|p| format!("/{p}")))
+        .collect())
+}
+
+/// Adds patterns to the copy's `.git/info/exclude`.
+fn exclude(root: &Path, patterns: impl IntoIterator<Item = String>) -> anyhow::Result<()> {
+    use std::io::Write;
+    let path = root.join(".git/info/exclude");
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    for pattern in patterns {
+        writeln!(file, "{pattern}").with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, relative: &str, text: &str) {
+        let path = root.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn what_setup_creates_is_excluded_from_the_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "a.py", "x = 1\n");
+        let repo = git2::Repository::init(root).unwrap();
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let who = git2::Signature::now("t", "t@localhost").unwrap();
+        let base = repo
+            .commit(Some("HEAD"), &who, &who, "b", &tree, &[])
+            .unwrap();
+        exclude(root, TEST_LEFTOVERS.iter().map(|s| s.to_string())).unwrap();
+        write(root, ".venv/lib/site.py", "installed\n");
+        write(root, "pkg.egg-info/PKG-INFO", "x\n");
+        write(root, "__pycache__/a.cpython.pyc", "bytes\n");
+        let products = untracked(root).unwrap();
+        assert_eq!(products, ["/.venv/", "/pkg.egg-info/"]);
+        exclude(root, products).unwrap();
+        write(root, "b.py", "y = 2\n");
+        let changes = crate::workspace::diff::collect_changes(root, base).unwrap();
+        let paths: Vec<String> = changes.files.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(paths, ["b.py"]);
+    }
+}

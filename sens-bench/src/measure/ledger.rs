@@ -1,0 +1,94 @@
+//! The hook ledger (`hooks.jsonl`) read back: each line parsed once into a typed
+//! line (the engine's own [`Verdict`]), and the record's hook counts from them:
+//! `deny`, `block` and `paused` verdicts, and the suggestions every callback
+//! gave. Engine errors stay in the ledger only.
+
+use std::path::Path;
+
+use anyhow::Context;
+use sens_engine::session::ledger::Verdict;
+use serde::{Deserialize, Serialize};
+
+use crate::jsonl;
+
+/// One ledger line, as far as the harness reads it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct LedgerLine {
+    pub verdict: Verdict,
+    /// Kept as written: only their number is counted.
+    #[serde(default)]
+    pub suggestions: Vec<serde_json::Value>,
+}
+
+/// Hook counts from the run's ledger (zero for conditions without the engine).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookCounts {
+    pub denials: u64,
+    pub blocks: u64,
+    pub pauses: u64,
+    pub suggestions: u64,
+}
+
+/// Every line of a ledger; an empty ledger has none. A line that is not a ledger
+/// line is an error naming it.
+pub fn read_ledger(ledger: &Path) -> anyhow::Result<Vec<LedgerLine>> {
+    let text = std::fs::read_to_string(ledger)
+        .with_context(|| format!("cannot read the hook ledger {}", ledger.display()))?;
+    jsonl::lines(&text, ledger, "a hook ledger entry")
+        .map(|line| line.map(|(_, line)| line))
+        .collect()
+}
+
+/// The counts a run record carries.
+pub fn hook_counts(lines: &[LedgerLine]) -> HookCounts {
+    let mut counts = HookCounts::default();
+    for line in lines {
+        match line.verdict {
+            Verdict::Deny => counts.denials += 1,
+            Verdict::Block => counts.blocks += 1,
+            Verdict::Paused => counts.pauses += 1,
+            _ => {}
+        }
+        counts.suggestions += line.suggestions.len() as u64;
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_counts_read_the_ledger_verdicts_and_suggestions() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("hooks.jsonl");
+        let lines = [
+            r#"{"seq":1,"event":"UserPromptSubmit","verdict":"context","suggestions":[{"a":1},{"b":2}]}"#,
+            r#"{"seq":2,"event":"PreToolUse","verdict":"deny","findings":[]}"#,
+            r#"{"seq":3,"event":"PreToolUse","verdict":"allow"}"#,
+            r#"{"seq":4,"event":"Stop","verdict":"block"}"#,
+            r#"{"seq":5,"event":"Stop","verdict":"block"}"#,
+            r#"{"seq":6,"event":"Stop","verdict":"paused"}"#,
+            r#"{"seq":7,"event":"PreToolUse","verdict":"error","error":"x"}"#,
+        ];
+        std::fs::write(&ledger, lines.join("\n") + "\n").unwrap();
+        let counts = hook_counts(&read_ledger(&ledger).unwrap());
+        assert_eq!(
+            counts,
+            HookCounts {
+                denials: 1,
+                blocks: 2,
+                pauses: 1,
+                suggestions: 2
+            }
+        );
+        std::fs::write(&ledger, "").unwrap();
+        assert_eq!(
+            hook_counts(&read_ledger(&ledger).unwrap()),
+            HookCounts::default()
+        );
+        std::fs::write(&ledger, "{\"seq\":1}\n").unwrap();
+        let err = format!("{:#}", read_ledger(&ledger).unwrap_err());
+        assert!(err.contains("hooks.jsonl:1"), "{err}");
+    }
+}

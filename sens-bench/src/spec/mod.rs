@@ -1,0 +1,136 @@
+//! The files that say what to run (SPEC 3.1, 3.4, 3.7): task files, sequence
+//! files and the conditions file, each parsed into plain types and checked before
+//! anything runs. Errors name the file and the field.
+//!
+//! This module holds what task and sequence files share (languages, paths inside
+//! the file's folder, command lines); `task` builds on `sequence` (a snapshot
+//! source is a sequence's state), never the other way round.
+
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+pub mod conditions;
+pub mod files;
+pub mod sequence;
+pub mod task;
+
+/// Languages a task or sequence may declare: those the engine parses.
+pub const LANGUAGES: [&str; 21] = [
+    "bash",
+    "c",
+    "cpp",
+    "csharp",
+    "dart",
+    "elixir",
+    "go",
+    "haskell",
+    "java",
+    "javascript",
+    "kotlin",
+    "lua",
+    "ocaml",
+    "php",
+    "python",
+    "ruby",
+    "rust",
+    "scala",
+    "swift",
+    "typescript",
+    "zig",
+];
+
+/// The command lines of a task or sequence, each run with `bash -c` in the
+/// project root.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Commands {
+    /// Once per materialized copy; absent or empty: nothing to set up.
+    #[serde(default)]
+    pub setup: Option<String>,
+    pub test: String,
+    pub hidden: String,
+}
+
+impl Commands {
+    /// The set-up line, if there is one to run.
+    pub fn setup(&self) -> Option<&str> {
+        self.setup.as_deref().filter(|line| !line.trim().is_empty())
+    }
+
+    pub(crate) fn check(&self) -> Result<()> {
+        for (field, line) in [
+            ("commands.test", &self.test),
+            ("commands.hidden", &self.hidden),
+        ] {
+            if line.trim().is_empty() {
+                bail!("field `{field}`: expected a command line, found an empty string");
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn check_language(language: &str) -> Result<()> {
+    if LANGUAGES.contains(&language) {
+        Ok(())
+    } else {
+        bail!(
+            "field `language`: `{language}` is not known; expected one of {}",
+            LANGUAGES.join(", ")
+        )
+    }
+}
+
+/// Reads and parses a TOML file; the error names the file and the field.
+pub(crate) fn read_toml<T: DeserializeOwned>(file: &Path) -> Result<T> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    toml::from_str(&text)
+        .map_err(|err| anyhow::anyhow!("{}: {}", file.display(), err.to_string().trim_end()))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expect {
+    File,
+    Folder,
+}
+
+/// `relative` resolved against `dir`, which must exist as a file or folder.
+pub(crate) fn existing(
+    dir: &Path,
+    field: &str,
+    relative: &Path,
+    expect: Expect,
+) -> Result<PathBuf> {
+    let path = dir.join(relative);
+    let (ok, what) = match expect {
+        Expect::File => (path.is_file(), "file"),
+        Expect::Folder => (path.is_dir(), "folder"),
+    };
+    if !ok {
+        bail!(
+            "field `{field}`: expected a {what} at {} (relative to {}); it does not exist",
+            relative.display(),
+            dir.display()
+        );
+    }
+    Ok(path)
+}
+
+/// A relative path that stays inside its root (no `..`, not absolute).
+pub(crate) fn relative_inside(field: &str, path: &Path) -> Result<PathBuf> {
+    if path
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        Ok(path.to_path_buf())
+    } else {
+        bail!(
+            "field `{field}`: expected a relative path inside the project, found `{}`",
+            path.display()
+        )
+    }
+}

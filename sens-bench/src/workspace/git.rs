@@ -1,0 +1,62 @@
+//! The copy's own repository: commits with a fixed identity (so the same files
+//! always give the same commit id) and patches applied to its work tree.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use git2::{ApplyLocation, Diff, IndexAddOption, Oid, Repository, Signature, Time};
+
+/// The fixed identity and date of every commit the harness makes in a copy.
+const COMMITTER: (&str, &str) = ("sens-bench", "sens-bench@localhost");
+const COMMIT_TIME: i64 = 946_684_800; // 2000-01-01T00:00:00Z
+
+pub fn resolve_commit(repo: &Repository, rev: &str) -> Result<Oid> {
+    let commit = repo
+        .revparse_single(rev)
+        .and_then(|obj| obj.peel_to_commit())
+        .with_context(|| {
+            format!(
+                "`{rev}` is not a commit of the repository at {}",
+                repo.path().display()
+            )
+        })?;
+    Ok(commit.id())
+}
+
+/// Commits the copy's files as they stand (new, changed and deleted files; what
+/// git ignores left out) on its HEAD, with the fixed identity.
+pub fn commit_all(root: &Path, message: &str) -> Result<Oid> {
+    let repo = Repository::open(root)
+        .with_context(|| format!("cannot open the repository at {}", root.display()))?;
+    let mut index = repo.index().context("cannot read the copy's git index")?;
+    index
+        .add_all(["*"], IndexAddOption::DEFAULT, None)
+        .and_then(|()| index.update_all(["*"], None))
+        .and_then(|()| index.write())
+        .with_context(|| format!("cannot stage the files of {}", root.display()))?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let who = Signature::new(COMMITTER.0, COMMITTER.1, &Time::new(COMMIT_TIME, 0))?;
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &who, &who, message, &tree, &parents)
+        .with_context(|| format!("cannot commit `{message}` in {}", root.display()))
+}
+
+/// Applies a `git diff` patch to the files under `root` (which must be a
+/// repository's work tree).
+pub fn apply_patch(root: &Path, patch: &Path) -> Result<()> {
+    let bytes = std::fs::read(patch)
+        .with_context(|| format!("cannot read the patch {}", patch.display()))?;
+    let diff = Diff::from_buffer(&bytes)
+        .with_context(|| format!("{} is not a patch in `git diff` format", patch.display()))?;
+    let repo = Repository::open(root)
+        .with_context(|| format!("cannot open the repository at {}", root.display()))?;
+    repo.apply(&diff, ApplyLocation::WorkDir, None)
+        .with_context(|| {
+            format!(
+                "the patch {} does not apply to {}",
+                patch.display(),
+                root.display()
+            )
+        })
+}
