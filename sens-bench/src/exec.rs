@@ -1,6 +1,8 @@
 //! Running a task's command lines: `bash -c` in a folder, with the pinned
 //! environment, a time limit, its own process group (ended whole on timeout, on
-//! exit and on Ctrl-C), and stdout + stderr in one log file per command.
+//! exit and on Ctrl-C, through [`group`]), and stdout + stderr in one log file per
+//! command. [`confirm`] is the retry rule grading and validation share: a result
+//! that went wrong counts only when a second run agrees.
 
 use std::collections::BTreeSet;
 use std::fmt;

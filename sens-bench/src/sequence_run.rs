@@ -1,8 +1,9 @@
 //! `sens-bench sequence run` (SPEC 3.7): each sequence under each condition and
 //! repetition, from its `start`, the steps in order, each building on the agent's
 //! own previous result (one CLI process per step, on the same copy). Every step
-//! is one attempt, graded, measured and recorded like a task run (`batch`), with `sequence`,
-//! `step` (1-based) and `loc_total` = the project size after the step.
+//! is one attempt (`batch::attempt`), graded, measured and recorded like a task
+//! run, with `sequence`, `step` (1-based) and `loc_total` = the project size
+//! after the step.
 //!
 //! Decisions where the SPEC is silent:
 //! - Resume replays: a rerun rebuilds the copy from `start` and applies the
