@@ -1,5 +1,5 @@
 //! The run record: one JSON object per line of a batch's `runs.jsonl` (SPEC 3.5).
-//! Field names are binding; the run module writes these records and the report
+//! Field names are binding; the batch (`batch/`) writes these records and the report
 //! reads them back.
 //!
 //! What each measured field means (one definition, used by every command):
