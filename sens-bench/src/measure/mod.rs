@@ -35,7 +35,7 @@ use sens_engine::units::UnitKind;
 
 use sens_engine::paths::is_test_path;
 
-use crate::spec::files::{FileSet, Probe};
+use crate::spec::files::{FileSet, Probe, relative_files};
 use crate::workspace::diff::{Change, ChangeSet, FileDiff};
 use loc::{count_probes, lines_of_code_in};
 
@@ -64,23 +64,10 @@ impl Size<'_> {
 }
 
 fn source_files(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut found = Vec::new();
-    for entry in ignore::WalkBuilder::new(root).build() {
-        let entry = entry.with_context(|| format!("cannot list files under {}", root.display()))?;
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let relative = entry
-            .path()
-            .strip_prefix(root)
-            .with_context(|| format!("{} is outside {}", entry.path().display(), root.display()))?;
+    relative_files(ignore::WalkBuilder::new(root).build(), root, |relative| {
         let text = relative.to_string_lossy().replace('\\', "/");
-        if !is_test_path(&text) && sens_engine::lang::for_path(&text).is_some() {
-            found.push(relative.to_path_buf());
-        }
-    }
-    found.sort();
-    Ok(found)
+        !is_test_path(&text) && sens_engine::lang::for_path(&text).is_some()
+    })
 }
 
 /// Everything measured on a graded run.

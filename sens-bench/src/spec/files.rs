@@ -32,28 +32,38 @@ impl FileSet {
     /// Files ignored by the project's `.gitignore` and hidden files are skipped, so
     /// `node_modules` or build output never count.
     pub fn files(&self, root: &Path) -> Result<Vec<PathBuf>> {
-        let mut found = Vec::new();
         // The project's own ignore files count, never this machine's global ones.
         let walk = ignore::WalkBuilder::new(root)
             .git_global(false)
             .git_exclude(false)
             .build();
-        for entry in walk {
-            let entry =
-                entry.with_context(|| format!("cannot list files under {}", root.display()))?;
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let relative = entry.path().strip_prefix(root).with_context(|| {
-                format!("{} is outside {}", entry.path().display(), root.display())
-            })?;
-            if self.matches(relative) {
-                found.push(relative.to_path_buf());
-            }
-        }
-        found.sort();
-        Ok(found)
+        relative_files(walk, root, |relative| self.matches(relative))
     }
+}
+
+/// The files (not folders) `walk` finds under `root` that `keep` accepts, as
+/// paths relative to `root`, sorted.
+pub fn relative_files(
+    walk: ignore::Walk,
+    root: &Path,
+    keep: impl Fn(&Path) -> bool,
+) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for entry in walk {
+        let entry = entry.with_context(|| format!("cannot list files under {}", root.display()))?;
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let relative = entry
+            .path()
+            .strip_prefix(root)
+            .with_context(|| format!("{} is outside {}", entry.path().display(), root.display()))?;
+        if keep(relative) {
+            found.push(relative.to_path_buf());
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 fn glob_set(globs: &[String]) -> Result<GlobSet> {
