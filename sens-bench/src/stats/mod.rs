@@ -1,20 +1,20 @@
 //! Statistics (SPEC 3.9): small pure modules over validated samples, no I/O.
 //!
-//! - [`sample`]: a [`Sample`] is checked once (non-empty, finite) where the values
+//! - `sample`: a [`Sample`] is checked once (non-empty, finite) where the values
 //!   come in; every entry point takes samples, so none checks its input again.
-//! - [`describe`]: the one median (also for plain values), numpy's percentile.
-//! - [`bootstrap`]: median differences with percentile bootstrap intervals.
+//! - `describe`: the one median (also for plain values), numpy's percentile.
+//! - `bootstrap`: median differences with percentile bootstrap intervals.
 //!   Resampling draws runs with replacement within each (task, condition) cell; the
 //!   seed is a parameter with a fixed default, so the same records always give the
 //!   same interval.
-//! - [`permutation`]: exact permutation tests of independent samples, every
-//!   relabelling enumerated; [`stratified`] (by task) counts the relabellings of
+//! - `permutation`: exact permutation tests of independent samples, every
+//!   relabelling enumerated; `stratified` (by task) counts the relabellings of
 //!   every task together without listing them, by convolution or by the
-//!   branch-and-bound count of [`tail`]. p-values follow
+//!   branch-and-bound count of `tail`. p-values follow
 //!   `scipy.stats.permutation_test`: one-sided p counts relabellings at least as
 //!   extreme in that direction; two-sided p is twice the smaller one-sided p,
 //!   capped at 1.
-//! - [`fisher`]: Fisher's exact test for success counts; [`horizonte`]: the
+//! - `fisher`: Fisher's exact test for success counts; `horizonte`: the
 //!   sequence decision.
 //!
 //! Enumerations too large to be exact are refused with [`StatsError`], never

@@ -1,7 +1,7 @@
 //! The exact permutation test stratified by task: the relabellings of every task
 //! multiply, so they are counted, not listed: by convolving the per-task null
 //! distributions while their sums have few distinct values, else by the
-//! branch-and-bound tail count of [`super::tail`].
+//! branch-and-bound tail count of `tail`.
 
 use super::permutation::{
     Statistic, null_distribution, observed_statistic, p_value, scipy_tolerance,
