@@ -70,6 +70,14 @@ mod tests {
         // P(X <= 1) + P(X >= 1) = 1 + P(X = 1); P(X = 1) = C(7,1) C(2,2) / C(9,3) = 7/84.
         assert!((less + greater - (1.0 + 7.0 / 84.0)).abs() < 1e-12);
         assert!((less - 1.0 / 12.0).abs() < 1e-12);
+        // Two-sided: only the observed table is as unlikely (P = 7/84 = 1/12).
+        let two = fisher_exact(a, b, Alternative::TwoSided).unwrap();
+        assert!((two - 1.0 / 12.0).abs() < 1e-12, "{two}");
+        // 0 of 3 vs 3 of 6: the tables with 0 or 3 successes in a, 13/28 together.
+        let none = Counts { successes: 0, n: 3 };
+        let half = Counts { successes: 3, n: 6 };
+        let two = fisher_exact(none, half, Alternative::TwoSided).unwrap();
+        assert!((two - 13.0 / 28.0).abs() < 1e-12, "{two}");
         // Both rows all successes: one possible table, p = 1 every way.
         let all = Counts { successes: 3, n: 3 };
         for alternative in [
