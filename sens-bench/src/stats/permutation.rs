@@ -165,6 +165,10 @@ mod tests {
         assert_eq!(binomial(7, 2), Some(21));
         assert_eq!(binomial(24, 12), Some(2_704_156));
         assert_eq!(binomial(5, 0), Some(1));
+        assert_eq!(binomial(5, 5), Some(1));
+        // C(n, k) is computed as C(n, n - k) when that is shorter, so it does not
+        // overflow on the way.
+        assert_eq!(binomial(200, 199), Some(200));
         assert_eq!(binomial(3, 5), Some(0));
         assert_eq!(binomial(200, 100), None);
     }
