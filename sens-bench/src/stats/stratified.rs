@@ -97,13 +97,18 @@ fn stratified_within(
     match alternative {
         Alternative::Less => less().ok_or_else(too_large),
         Alternative::Greater => greater().ok_or_else(too_large),
-        // The two tails overlap and cover everything (p_less + p_greater >= 1), so
-        // a tail of at most one half is the smaller one.
-        Alternative::TwoSided => match (less(), greater()) {
-            (Some(l), Some(g)) => Ok((2.0 * l.min(g)).min(1.0)),
-            (Some(tail), None) | (None, Some(tail)) if tail <= 0.5 => Ok(2.0 * tail),
-            _ => Err(too_large()),
-        },
+        Alternative::TwoSided => two_sided(less(), greater()).ok_or_else(too_large),
+    }
+}
+
+/// The two-sided p from the one-sided ones, either of which may have been refused.
+/// The two tails overlap and cover everything (p_less + p_greater >= 1), so a tail
+/// of at most one half is the smaller one.
+fn two_sided(less: Option<f64>, greater: Option<f64>) -> Option<f64> {
+    match (less, greater) {
+        (Some(l), Some(g)) => Some((2.0 * l.min(g)).min(1.0)),
+        (Some(tail), None) | (None, Some(tail)) if tail <= 0.5 => Some(2.0 * tail),
+        _ => None,
     }
 }
 
@@ -251,6 +256,35 @@ mod tests {
         // The count is refused, not estimated, when its budget of steps runs out.
         let starved = stratified_within(&strata, Alternative::Less, 0);
         assert_eq!(starved, Err(StatsError::TooLargeToCount { strata: 12 }));
+    }
+
+    #[test]
+    fn a_small_upper_tail_is_counted_by_the_mirrored_search() {
+        let values = irrational_strata([3, 4, 5, 0, 1, 2]);
+        let strata = as_strata(&values);
+        let p = stratified_permutation_test(&strata, Alternative::Greater).unwrap();
+        assert_eq!(p, 1.0 / 20f64.powi(12));
+        let less = stratified_permutation_test(&strata, Alternative::Less).unwrap();
+        assert_eq!(less, 1.0);
+    }
+
+    #[test]
+    fn values_closer_than_the_tolerance_merge_into_one() {
+        let pairs = vec![(2.0, 1), (1.0 + 1e-12, 2), (1.0, 1), (1.5, 4)];
+        assert_eq!(merge_close(pairs, 1e-9), [(1.0, 3), (1.5, 4), (2.0, 1)]);
+    }
+
+    #[test]
+    fn two_sided_p_takes_the_smaller_tail_even_when_the_other_was_refused() {
+        assert_eq!(two_sided(Some(0.3), Some(0.9)), Some(0.6));
+        assert_eq!(two_sided(Some(0.7), Some(0.8)), Some(1.0));
+        assert_eq!(two_sided(Some(0.125), None), Some(0.25));
+        assert_eq!(two_sided(None, Some(0.25)), Some(0.5));
+        assert_eq!(two_sided(Some(0.5), None), Some(1.0));
+        // A known tail over one half may be the larger one: the smaller is unknown.
+        assert_eq!(two_sided(Some(0.75), None), None);
+        assert_eq!(two_sided(None, Some(0.75)), None);
+        assert_eq!(two_sided(None, None), None);
     }
 
     #[test]

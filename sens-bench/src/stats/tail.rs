@@ -86,3 +86,38 @@ pub(super) fn count_at_most(
     }
     .count(0, 0.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fractional_values_are_counted_as_brute_force_counts_them() {
+        // Values below one: sums and products of them differ in size both ways.
+        let head = vec![
+            vec![(-0.4, 1), (0.3, 2)],
+            vec![(-0.2, 1), (0.1, 1), (0.45, 3)],
+        ];
+        let rest = vec![(-0.1, 1), (0.2, 2)];
+        let mut weighted = vec![(0.0, 1_u128)];
+        for part in head.iter().chain([&rest]) {
+            weighted = weighted
+                .iter()
+                .flat_map(|&(s, c)| part.iter().map(move |&(v, k)| (s + v, c * k)))
+                .collect();
+        }
+        for threshold in [-1.0, -0.65, -0.3, 0.0, 0.25, 0.5, 0.7, 0.9, 2.0] {
+            let brute: u128 = weighted
+                .iter()
+                .filter(|(s, _)| *s <= threshold)
+                .map(|(_, c)| c)
+                .sum();
+            assert_eq!(
+                count_at_most(&head, &rest, threshold, 1_000),
+                Some(brute),
+                "{threshold}"
+            );
+        }
+        assert_eq!(count_at_most(&head, &rest, 0.25, 0), None, "no steps left");
+    }
+}
