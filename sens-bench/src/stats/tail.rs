@@ -93,12 +93,13 @@ mod tests {
 
     #[test]
     fn fractional_values_are_counted_as_brute_force_counts_them() {
-        // Values below one: sums and products of them differ in size both ways.
+        // Values below one (sums and products of them differ in size both ways),
+        // exact in binary, so thresholds can sit exactly on a sum.
         let head = vec![
-            vec![(-0.4, 1), (0.3, 2)],
-            vec![(-0.2, 1), (0.1, 1), (0.45, 3)],
+            vec![(-0.5, 1), (0.25, 2)],
+            vec![(-0.25, 1), (0.125, 1), (0.375, 3)],
         ];
-        let rest = vec![(-0.1, 1), (0.2, 2)];
+        let rest = vec![(-0.125, 1), (0.25, 2)];
         let mut weighted = vec![(0.0, 1_u128)];
         for part in head.iter().chain([&rest]) {
             weighted = weighted
@@ -106,7 +107,7 @@ mod tests {
                 .flat_map(|&(s, c)| part.iter().map(move |&(v, k)| (s + v, c * k)))
                 .collect();
         }
-        for threshold in [-1.0, -0.65, -0.3, 0.0, 0.25, 0.5, 0.7, 0.9, 2.0] {
+        for threshold in [-1.0, -0.875, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 0.875, 2.0] {
             let brute: u128 = weighted
                 .iter()
                 .filter(|(s, _)| *s <= threshold)
