@@ -37,13 +37,10 @@ fn borrow(condition: &[Vec<f64>], baseline: &[Vec<f64>]) -> Vec<(Vec<f64>, Vec<f
         .collect()
 }
 
-fn as_cells(pairs: &[(Vec<f64>, Vec<f64>)]) -> Vec<Cells<'_>> {
+fn as_cells(pairs: &[(Vec<f64>, Vec<f64>)]) -> Result<Vec<Cells<'_>>, stats::StatsError> {
     pairs
         .iter()
-        .map(|(condition, baseline)| Cells {
-            condition,
-            baseline,
-        })
+        .map(|(condition, baseline)| Cells::new(condition, baseline))
         .collect()
 }
 
@@ -78,7 +75,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let c1 = synthetic(&mut rng, &levels, 0.9, 40);
     let c2 = synthetic(&mut rng, &levels, 0.6, 40);
     let comparisons = [borrow(&c1, &c0), borrow(&c2, &c0)];
-    let borrowed: Vec<Vec<Cells>> = comparisons.iter().map(|p| as_cells(p)).collect();
+    let borrowed: Vec<Vec<Cells>> = comparisons
+        .iter()
+        .map(|p| as_cells(p))
+        .collect::<Result<_, _>>()?;
     // Token counts: large, all distinct, so the stratified test counts its tail by
     // search instead of convolving.
     let token_levels: Vec<f64> = levels.iter().map(|l| l * 1_000.0).collect();
@@ -121,7 +121,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         time(|| stratified_permutation_test(&borrowed[1], Alternative::TwoSided).map(|_| ()))?,
     );
     for (effect, pairs) in [("+30%", &strong), ("+10%", &moderate)] {
-        let cells = as_cells(pairs);
+        let cells = as_cells(pairs)?;
         let outcome = match stratified_permutation_test(&cells, Alternative::TwoSided) {
             Ok(p) => format!("p = {p:e}"),
             Err(err) => format!("refused: {err}"),

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 
 use sens_bench::stats::{
-    Alternative, Bootstrap, Cells, Counts, Statistic, fisher_exact, permutation_test,
+    Alternative, Bootstrap, Cells, Counts, Sample, Statistic, fisher_exact, permutation_test,
     stratified_permutation_test,
 };
 use serde_json::Value;
@@ -55,10 +55,7 @@ fn task_cells(tasks: &Value) -> Vec<(Vec<f64>, Vec<f64>)> {
 fn as_cells(owned: &[(Vec<f64>, Vec<f64>)]) -> Vec<Cells<'_>> {
     owned
         .iter()
-        .map(|(condition, baseline)| Cells {
-            condition,
-            baseline,
-        })
+        .map(|(condition, baseline)| Cells::new(condition, baseline).expect("valid cells"))
         .collect()
 }
 
@@ -80,9 +77,10 @@ fn statistics_agree_with_scipy() {
             Some("mean") => Statistic::MeanDiff,
             _ => Statistic::MedianDiff,
         };
+        let (x, y) = (floats(&case["x"]), floats(&case["y"]));
         let p = permutation_test(
-            &floats(&case["x"]),
-            &floats(&case["y"]),
+            Sample::new(&x).expect("a valid sample"),
+            Sample::new(&y).expect("a valid sample"),
             statistic,
             alternative(&case["alternative"]),
         )
@@ -143,8 +141,8 @@ fn statistics_agree_with_scipy() {
 #[test]
 fn the_published_study_numbers() {
     let p = permutation_test(
-        &[101.0, 96.0, 110.0],
-        &[180.0, 150.0, 163.0],
+        Sample::new(&[101.0, 96.0, 110.0]).expect("a valid sample"),
+        Sample::new(&[180.0, 150.0, 163.0]).expect("a valid sample"),
         Statistic::MeanDiff,
         Alternative::Less,
     )

@@ -302,7 +302,7 @@ fn a_two_step_sequence_validates_and_reports_sizes_and_probes() {
 fn ctrl_c_ends_the_running_commands_and_their_grandchildren() {
     let scratch = Scratch::new();
     let tasks = fixtures().join("tasks");
-    let child = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
         .args(["validate", "--task", "hung", "--timeout", "120", "--tasks"])
         .arg(&tasks)
         .arg("--logs")
@@ -314,11 +314,13 @@ fn ctrl_c_ends_the_running_commands_and_their_grandchildren() {
         .spawn()
         .expect("sens-bench runs");
     let pids = scratch.path().join("pids");
-    let started = std::time::Instant::now();
     while !std::fs::read_to_string(&pids).is_ok_and(|text| text.ends_with('\n')) {
         assert!(
-            started.elapsed().as_secs() < 60,
-            "the hung command never started"
+            child
+                .try_wait()
+                .expect("sens-bench can be waited on")
+                .is_none(),
+            "sens-bench ended before the hung command started"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -329,10 +331,6 @@ fn ctrl_c_ends_the_running_commands_and_their_grandchildren() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
-    assert!(
-        started.elapsed().as_secs() < 60,
-        "Ctrl-C did not stop the hung command"
-    );
     let grandchild = std::fs::read_to_string(&pids).expect("pids");
     let grandchild = grandchild.trim();
     assert!(

@@ -387,13 +387,10 @@ fn compare(
     if paired.is_empty() {
         return Ok(Vec::new());
     }
-    let cells: Vec<Cells> = paired
+    let cells = paired
         .iter()
-        .map(|p| Cells {
-            condition: &p.condition,
-            baseline: &p.baseline,
-        })
-        .collect();
+        .map(|p| Cells::new(&p.condition, &p.baseline))
+        .collect::<Result<Vec<_>, _>>()?;
     let diffs = analysis.bootstrap.median_diffs(&cells)?;
     let comparison = |scope: Scope,
                       n: usize,
@@ -416,11 +413,12 @@ fn compare(
     };
     let mut out: Vec<Comparison> = paired
         .iter()
+        .zip(&cells)
         .zip(&diffs.per_task)
-        .map(|(p, estimate)| {
+        .map(|((p, task), estimate)| {
             let p_exact = permutation_test(
-                &p.condition,
-                &p.baseline,
+                task.condition,
+                task.baseline,
                 Statistic::MeanDiff,
                 Alternative::TwoSided,
             );

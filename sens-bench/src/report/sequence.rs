@@ -22,7 +22,7 @@ use super::{
     Exporter, PLOTS_DIR, RUNS_FILE, emit, fmt_num, fmt_opt, fmt_p, load_batch, write_file,
 };
 use crate::record::{RunRecord, RunStatus};
-use crate::stats::{self, Decision, horizonte_decision};
+use crate::stats::{self, Decision, Sample, horizonte_decision};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SequenceFormat {
@@ -222,7 +222,8 @@ fn decide(runs: &[SequenceRun], condition: &str, baseline: &str) -> Result<Decis
             ));
         }
     }
-    let decision = horizonte_decision(&ours, &theirs).map_err(|e| format!("no decision: {e}"))?;
+    let samples_decision = || horizonte_decision(Sample::new(&ours)?, Sample::new(&theirs)?);
+    let decision = samples_decision().map_err(|e| format!("no decision: {e}"))?;
     Ok(DecisionReport {
         condition: condition.to_string(),
         baseline: baseline.to_string(),

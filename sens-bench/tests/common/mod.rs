@@ -1,0 +1,22 @@
+//! Helpers shared by integration tests that check processes were ended.
+
+use std::time::Duration;
+
+/// Whether process `pid` still runs: a zombie (killed, waiting to be reaped) has
+/// ended.
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|stat| {
+        // The state follows the command name in parentheses.
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+/// Waits for process `pid` to end, however long that takes. Tests pair it with a
+/// file the process would write had it ended on its own, so a process that was not
+/// killed fails the test instead of passing it late.
+pub fn wait_until_ended(pid: &str) {
+    while running(pid) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
