@@ -7,7 +7,7 @@
 //! `crate::a::b` used in `c.rs` is an edge `c -> a` among the crate's top modules,
 //! and `super::protect` used in `session/shell.rs` an edge `shell -> protect` inside
 //! `session`. A module using its own child or parent is structure, not an edge.
-//! Test modules (from a `#[cfg(test)]` line to the file's end) are not read: tests
+//! A test module (from `#[cfg(test)] mod` to the file's end) is not read: tests
 //! may reach anywhere.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,11 +59,13 @@ fn module_of(relative: &Path) -> ModPath {
 fn references(module: &[String], text: &str) -> Vec<Reference> {
     let start = Regex::new(r"\b(crate|self|super)((?:::super)*)::").expect("a valid pattern");
     let mut found = Vec::new();
+    let mut after_test_attribute = false;
     for (index, line) in text.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or_default();
-        if code.trim_start().starts_with("#[cfg(test)]") {
+        let code = line.split("//").next().unwrap_or_default().trim();
+        if after_test_attribute && code.starts_with("mod ") {
             break;
         }
+        after_test_attribute = code == "#[cfg(test)]";
         for caps in start.captures_iter(code) {
             let base: ModPath = match &caps[1] {
                 "crate" => Vec::new(),
@@ -397,13 +399,22 @@ fn siblings_inside_a_folder_are_checked_and_parents_are_not_edges() {
 }
 
 #[test]
-fn test_modules_and_comments_are_not_dependencies() {
+fn only_test_modules_and_comments_are_left_out() {
     let files = in_memory(&[
         (
             "a.rs",
             "// see crate::b\nfn f() {}\n#[cfg(test)]\nmod tests { use crate::b::x; }\n",
         ),
         ("b.rs", "use crate::a::f;\n"),
+        // A test-only item is not a test module: what follows it counts.
+        (
+            "c.rs",
+            "#[cfg(test)]\nfn helper() {}\nfn g() { crate::d::h() }\n",
+        ),
+        ("d.rs", "use crate::c::g;\n"),
     ]);
-    assert!(cycles(&files).is_empty());
+    assert_eq!(
+        members_of(&cycles(&files)),
+        [(String::new(), vec!["c", "d"])]
+    );
 }
