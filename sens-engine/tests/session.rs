@@ -220,6 +220,19 @@ fn a_copy_made_through_bash_is_found_after_the_tool_and_blocks_the_stop() -> any
 }
 
 #[test]
+fn a_resemblance_found_after_the_tool_is_neither_reported_nor_pending() -> anyhow::Result<()> {
+    let mut project = Project::new()?;
+    project.handle(&project.prompt("add gamma"));
+    let command = "echo '// LIKE_ALPHA' > src/gamma.rs";
+    project.write("src/gamma.rs", &format!("// {HINT}\n"))?; // what the command did
+    let post = project.handle(&project.post_bash(command));
+    assert_eq!(post, json!({}), "a hint does not hold the turn");
+    assert!(project.session.pending().is_empty());
+    assert_eq!(project.handle(&project.stop(false)), json!({}));
+    Ok(())
+}
+
+#[test]
 fn git_commit_while_unapproved_is_denied_and_changes_nothing() -> anyhow::Result<()> {
     let mut project = Project::new()?;
     project.handle(&project.prompt("add beta"));
