@@ -1,5 +1,8 @@
 //! The hook session's own latency on a large project, with a judge that finds
-//! nothing (so the numbers are the session's: snapshots, shell analysis, ledger).
+//! nothing but a marked copy (so the numbers are the session's: snapshots, shell
+//! analysis, ledger). Every timed answer is checked after its clock stops: a call
+//! that should pass must carry no objection, a marked copy must be denied, and a
+//! wrong answer fails the run.
 //!
 //! `cargo bench -p sens-engine --bench session [-- FILES]` (default 10000 files).
 //! Prints p50/p99/max per callback kind.
@@ -7,18 +10,36 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::Context;
+use anyhow::{Context, ensure};
 use git2::{IndexAddOption, Repository, Signature};
-use sens_engine::finding::{Finding, Suggestion};
+use sens_engine::finding::{Finding, NewUnit, Suggestion};
 use sens_engine::judge::{FileChange, Judge};
 use sens_engine::session::{Session, SessionOptions};
 use serde_json::{Value, json};
 
-struct NullJudge;
+/// What a write must contain for the judge to call it a copy.
+const COPY_MARKER: &str = "BENCH_COPY";
 
-impl Judge for NullJudge {
-    fn check_write(&mut self, _: &Path, _: &str) -> anyhow::Result<Vec<Finding>> {
-        Ok(Vec::new())
+/// Finds nothing, except a blocking copy in a write holding [`COPY_MARKER`].
+struct MarkerOnlyJudge;
+
+impl Judge for MarkerOnlyJudge {
+    fn check_write(&mut self, path: &Path, content: &str) -> anyhow::Result<Vec<Finding>> {
+        if !content.contains(COPY_MARKER) {
+            return Ok(Vec::new());
+        }
+        Ok(vec![Finding {
+            rule: "copy.exact".into(),
+            blocks: true,
+            similarity: 1.0,
+            message: "Call the existing function instead.".into(),
+            new: NewUnit {
+                file: path.to_string_lossy().into_owned(),
+                line: 1,
+                name: "copy".into(),
+            },
+            existing: None,
+        }])
     }
     fn rescan(&mut self) -> anyhow::Result<Vec<Finding>> {
         Ok(Vec::new())
@@ -64,17 +85,45 @@ fn input(root: &Path, event: &str, extra: Value) -> Value {
     value
 }
 
-/// Runs `call` `n` times and prints latency percentiles in milliseconds.
-fn measure(label: &str, n: usize, mut call: impl FnMut(usize) -> Value) {
-    let mut times: Vec<f64> = (0..n)
-        .map(|i| {
-            let started = Instant::now();
-            let output = call(i);
-            let elapsed = started.elapsed().as_secs_f64() * 1e3;
-            std::hint::black_box(output);
-            elapsed
-        })
-        .collect();
+/// The answer a timed call must give.
+#[derive(Clone, Copy)]
+enum Expect {
+    /// No objection: the empty output (allow, quiet or a passing audit).
+    Nothing,
+    /// A PreToolUse deny.
+    Deny,
+}
+
+impl Expect {
+    fn check(self, output: &Value) -> anyhow::Result<()> {
+        match self {
+            Expect::Nothing => ensure!(*output == json!({}), "expected no objection, got {output}"),
+            Expect::Deny => ensure!(
+                output.pointer("/hookSpecificOutput/permissionDecision") == Some(&json!("deny")),
+                "expected a deny, got {output}"
+            ),
+        }
+        Ok(())
+    }
+}
+
+/// Runs `call` `n` times, checks each answer against `expect` (outside the
+/// timing) and prints latency percentiles in milliseconds.
+fn measure(
+    label: &str,
+    n: usize,
+    expect: Expect,
+    mut call: impl FnMut(usize) -> Value,
+) -> anyhow::Result<()> {
+    let mut times = Vec::with_capacity(n);
+    for i in 0..n {
+        let started = Instant::now();
+        let output = call(i);
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+        expect
+            .check(&output)
+            .with_context(|| format!("{label}: call {i} of {n}"))?;
+    }
     times.sort_by(f64::total_cmp);
     let pick = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
     println!(
@@ -83,6 +132,7 @@ fn measure(label: &str, n: usize, mut call: impl FnMut(usize) -> Value) {
         pick(0.99),
         pick(1.0)
     );
+    Ok(())
 }
 
 fn main() -> anyhow::Result<()> {
@@ -100,19 +150,22 @@ fn main() -> anyhow::Result<()> {
     std::fs::create_dir_all(&root)?;
     make_project(&root, files)?;
     let options = SessionOptions::new(dir.path().join("hooks.jsonl"));
-    let mut session = Session::new(&root, Box::new(NullJudge), options)?;
-    println!("session latency on {files} files (judge finds nothing)");
+    let mut session = Session::new(&root, Box::new(MarkerOnlyJudge), options)?;
+    println!("session latency on {files} files (judge finds nothing but marked copies)");
 
     let prompt = input(
         &root,
         "UserPromptSubmit",
         json!({"prompt": "add a feature"}),
     );
-    measure("UserPromptSubmit (first: cold snapshot)", 1, |_| {
-        session.handle("sens_UserPromptSubmit", &prompt)
-    });
+    measure(
+        "UserPromptSubmit (first: cold snapshot)",
+        1,
+        Expect::Nothing,
+        |_| session.handle("sens_UserPromptSubmit", &prompt),
+    )?;
     let target = root.join("src/m000/f00000.rs");
-    measure("PreToolUse Write", 300, |i| {
+    measure("PreToolUse Write, no copy", 300, Expect::Nothing, |i| {
         let tool_input =
             json!({"file_path": target.to_string_lossy(), "content": format!("fn n{i}() {{}}\n")});
         let pre = input(
@@ -121,8 +174,23 @@ fn main() -> anyhow::Result<()> {
             json!({"tool_name": "Write", "tool_input": tool_input, "tool_use_id": "t"}),
         );
         session.handle("sens_PreToolUse", &pre)
-    });
-    measure("PreToolUse Edit", 300, |_| {
+    })?;
+    measure(
+        "PreToolUse Write, a copy (denied)",
+        300,
+        Expect::Deny,
+        |i| {
+            let content = format!("fn n{i}() {{ /* {COPY_MARKER} */ }}\n");
+            let tool_input = json!({"file_path": target.to_string_lossy(), "content": content});
+            let pre = input(
+                &root,
+                "PreToolUse",
+                json!({"tool_name": "Write", "tool_input": tool_input, "tool_use_id": "t"}),
+            );
+            session.handle("sens_PreToolUse", &pre)
+        },
+    )?;
+    measure("PreToolUse Edit", 300, Expect::Nothing, |_| {
         let tool_input = json!({"file_path": target.to_string_lossy(), "old_string": "x + 1", "new_string": "x + 2"});
         let pre = input(
             &root,
@@ -130,47 +198,53 @@ fn main() -> anyhow::Result<()> {
             json!({"tool_name": "Edit", "tool_input": tool_input, "tool_use_id": "t"}),
         );
         session.handle("sens_PreToolUse", &pre)
-    });
+    })?;
     let bash = input(
         &root,
         "PreToolUse",
         json!({"tool_name": "Bash", "tool_use_id": "t",
         "tool_input": {"command": "cd src && cargo test -q 2>&1 | tail -n 20; echo done > /tmp/out"}}),
     );
-    measure("PreToolUse Bash (no commit)", 300, |_| {
+    measure("PreToolUse Bash (no commit)", 300, Expect::Nothing, |_| {
         session.handle("sens_PreToolUse", &bash)
-    });
+    })?;
     let post = input(
         &root,
         "PostToolUse",
         json!({"tool_name": "Read", "tool_use_id": "t",
         "tool_input": {"file_path": "x"}, "tool_response": {}, "duration_ms": 1}),
     );
-    measure("PostToolUse, nothing changed", 50, |_| {
+    measure("PostToolUse, nothing changed", 50, Expect::Nothing, |_| {
         session.handle("sens_PostToolUse", &post)
-    });
-    measure("PostToolUse, one file changed", 50, |i| {
+    })?;
+    measure("PostToolUse, one file changed", 50, Expect::Nothing, |i| {
         let path = root.join(format!("src/m001/f{:05}.rs", 100 + i));
         let _ = std::fs::write(&path, format!("pub fn changed{i}() {{}}\n"));
         session.handle("sens_PostToolUse", &post)
-    });
+    })?;
     let commit = input(
         &root,
         "PreToolUse",
         json!({"tool_name": "Bash", "tool_use_id": "t",
         "tool_input": {"command": "git add -A && git commit -m x"}}),
     );
-    measure("PreToolUse Bash git commit (audit, 50 changed)", 20, |_| {
-        session.handle("sens_PreToolUse", &commit)
-    });
+    measure(
+        "PreToolUse Bash git commit (audit, 50 changed)",
+        20,
+        Expect::Nothing,
+        |_| session.handle("sens_PreToolUse", &commit),
+    )?;
     let stop = input(
         &root,
         "Stop",
         json!({"stop_hook_active": false, "last_assistant_message": "",
         "background_tasks": [], "session_crons": []}),
     );
-    measure("Stop (audit, approved point unchanged)", 20, |_| {
-        session.handle("sens_Stop", &stop)
-    });
+    measure(
+        "Stop (audit, approved point unchanged)",
+        20,
+        Expect::Nothing,
+        |_| session.handle("sens_Stop", &stop),
+    )?;
     Ok(())
 }

@@ -123,6 +123,24 @@ mod tests {
     }
 
     #[test]
+    fn the_smallest_and_largest_allowed_settings_are_valid() {
+        for text in ["k = 2", "threshold = 1.0", "permutations = 1\nbands = 1"] {
+            RuleConfig::from_toml(text).unwrap_or_else(|err| panic!("{text}: {err:#}"));
+        }
+        let err = RuleConfig::from_toml("bands = 0").expect_err("zero bands");
+        assert!(format!("{err:#}").contains("`bands`"), "{err:#}");
+    }
+
+    #[test]
+    fn load_reads_the_given_file_and_defaults_without_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rules.toml");
+        std::fs::write(&path, "floor = 120\n").unwrap();
+        assert_eq!(RuleConfig::load(Some(&path)).unwrap().floor, 120);
+        assert_eq!(RuleConfig::load(None).unwrap(), RuleConfig::default());
+    }
+
+    #[test]
     fn a_file_with_some_fields_takes_the_defaults_for_the_rest() {
         let cfg = RuleConfig::from_toml("floor = 200\nthreshold = 0.9\n").unwrap();
         assert_eq!(cfg.floor, 200);

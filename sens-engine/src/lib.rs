@@ -2,7 +2,7 @@
 //! least resistance. It indexes a project with tree-sitter, tells the agent what
 //! already exists, denies writes that copy existing code, and audits every turn.
 
-/// The Canon: the rules text every C1/C2 session receives (SPEC 2.9).
+/// The Canon: the rules text an agent is given alongside the engine (SPEC 2.9).
 pub const CANON: &str = include_str!("canon.md");
 
 pub mod buckets;

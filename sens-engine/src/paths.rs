@@ -1,5 +1,6 @@
 //! What a project path is by convention: a test file, or test fixtures. One
-//! definition, used by the rules, the suggestions and the bench's measures.
+//! definition, used by the rules, the suggestions and any caller that measures a
+//! project.
 
 /// Path segments that hold tests' fixtures and test data: copies there never block.
 const FIXTURE_DIRS: &[&str] = &[

@@ -220,6 +220,53 @@ fn a_copy_made_through_bash_is_found_after_the_tool_and_blocks_the_stop() -> any
 }
 
 #[test]
+fn a_resemblance_found_after_the_tool_is_neither_reported_nor_pending() -> anyhow::Result<()> {
+    let mut project = Project::new()?;
+    project.handle(&project.prompt("add gamma"));
+    let command = "echo '// LIKE_ALPHA' > src/gamma.rs";
+    project.write("src/gamma.rs", &format!("// {HINT}\n"))?; // what the command did
+    let post = project.handle(&project.post_bash(command));
+    assert_eq!(post, json!({}), "a hint does not hold the turn");
+    assert!(project.session.pending().is_empty());
+    assert_eq!(project.handle(&project.stop(false)), json!({}));
+    Ok(())
+}
+
+#[test]
+fn a_relative_path_is_taken_against_the_inputs_cwd() -> anyhow::Result<()> {
+    let mut project = Project::new()?;
+    project.handle(&project.prompt("add beta"));
+    let mut write = project.pre(
+        "Write",
+        json!({"file_path": "beta.rs", "content": copy_source()}),
+    );
+    write["cwd"] = json!(project.root.join("src").to_string_lossy());
+    let answer = project.handle(&write);
+    assert_eq!(decision(&answer), Some("deny"), "{answer}");
+    assert!(reason(&answer).contains("src/beta.rs"), "{answer}");
+    Ok(())
+}
+
+#[test]
+fn a_subagents_failing_rounds_do_not_count_for_the_main_agent() -> anyhow::Result<()> {
+    let mut project = Project::new()?;
+    project.handle(&project.prompt("delegate"));
+    project.write("src/beta.rs", &copy_source())?;
+    project.handle(&project.post_bash("cp x src/beta.rs"));
+    for _ in 0..2 {
+        let stop = project.handle(&subagent_stop(&project));
+        assert_eq!(stop["decision"], "block", "{stop}");
+    }
+    let main = project.handle(&project.stop(false));
+    assert_eq!(
+        main["decision"], "block",
+        "the main agent's first round: {main}"
+    );
+    assert!(!project.session.awaiting_human());
+    Ok(())
+}
+
+#[test]
 fn git_commit_while_unapproved_is_denied_and_changes_nothing() -> anyhow::Result<()> {
     let mut project = Project::new()?;
     project.handle(&project.prompt("add beta"));

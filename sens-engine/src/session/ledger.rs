@@ -1,4 +1,4 @@
-//! The hook ledger (SPEC 3.6): one JSON line per engine callback, written and
+//! The hook ledger: one JSON line per engine callback, written and
 //! flushed before the answer goes back, holding what a replay needs: the full
 //! hook input, the tree the engine judged, the approved tree, the verdict and
 //! the findings.
@@ -44,7 +44,8 @@ pub enum Verdict {
     Approved,
 }
 
-/// One ledger line. Field names are read by the harness and the regression gate.
+/// One ledger line. Its field names are a stable format: readers outside the
+/// engine parse them, so a rename is a breaking change.
 #[derive(Debug, Serialize)]
 pub struct Entry<'a> {
     pub seq: u64,

@@ -36,7 +36,7 @@ pub const DEFAULT_HOOK_TIMEOUT_SECS: u32 = 60;
 
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
-    /// Where the hook ledger is appended (SPEC 3.6).
+    /// Where the hook ledger is appended (one JSON line per callback, see `ledger`).
     pub ledger: PathBuf,
     pub hook_timeout_secs: u32,
     pub max_stop_rounds: u32,
