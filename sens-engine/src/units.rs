@@ -247,11 +247,7 @@ pub fn extract(
         let node = cursor.node();
         ancestors.truncate(depth);
         ancestors.push(node);
-        let flags = if node.is_named() {
-            lang.flags(node.kind_id())
-        } else {
-            KindFlags::default()
-        };
+        let flags = lang.flags(node.kind_id());
         let parent_is_block = frames
             .last()
             .is_some_and(|f| f.block && f.depth + 1 == depth);
@@ -286,7 +282,7 @@ pub fn extract(
                 stmts: Vec::new(),
             });
         }
-        if !skip && atomic {
+        if !skip && atomic && !is_layout(node, flags, &ancestors[..depth], lang) {
             let text = &source[node.byte_range()];
             if !text.trim().is_empty() {
                 let class = if flags.contains(KindFlags::IDENTIFIER) {
@@ -299,7 +295,10 @@ pub fn extract(
                 } else {
                     TokenClass::Other
                 };
-                tokens.push(fingerprint::token(text.trim(), class));
+                tokens.push(fingerprint::token(
+                    &fingerprint::literal_text(text.trim(), class),
+                    class,
+                ));
             }
         }
         if !skip && !atomic && cursor.goto_first_child() {
@@ -319,6 +318,29 @@ pub fn extract(
             depth -= 1;
         }
     }
+}
+
+/// A token a formatter may add, drop or move (see [`crate::lang::Layout`]): a
+/// terminator, a separator that ends its list, or a bracket of a grouping node.
+/// `above` is the path from the root to the node's parent.
+fn is_layout(node: Node, flags: KindFlags, above: &[Node], lang: &Lang) -> bool {
+    if flags.contains(KindFlags::TERMINATOR) {
+        return true;
+    }
+    if flags.contains(KindFlags::SEPARATOR) {
+        return node
+            .next_sibling()
+            .is_none_or(|next| !next.is_named() && is_bracket(next.kind()));
+    }
+    !node.is_named()
+        && is_bracket(node.kind())
+        && above
+            .last()
+            .is_some_and(|parent| lang.flags(parent.kind_id()).contains(KindFlags::GROUPING))
+}
+
+fn is_bracket(kind: &str) -> bool {
+    matches!(kind, "(" | ")" | "[" | "]" | "{" | "}")
 }
 
 /// The file being extracted.
