@@ -3,6 +3,7 @@
 //! every command is a function in one of these modules.
 
 pub mod agent;
+pub mod calibrate;
 pub mod conditions;
 pub mod engine_bench;
 pub mod engine_cli;
