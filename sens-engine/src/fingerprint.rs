@@ -303,9 +303,9 @@ mod tests {
         assert!(shingles(&t[..2], 3).is_empty());
     }
 
-    /// Candidate recall of pairs of known Jaccard in 0.80..0.90, generated the
-    /// way near copies arise (a run of tokens inserted into a token sequence),
-    /// against 1 - (1 - s^r)^b per bin of 0.025.
+    /// Candidate recall of pairs of known Jaccard in 0.70..0.90 (the threshold
+    /// and above), generated the way near copies arise (a run of tokens inserted
+    /// into a token sequence), against 1 - (1 - s^r)^b per bin of 0.05.
     #[test]
     fn lsh_candidate_recall_matches_the_theory_near_the_threshold() {
         let cfg = RuleConfig::default();
@@ -329,15 +329,15 @@ mod tests {
             let seq: Vec<Token> = (0..len).map(|_| word(rnd() % vocab)).collect();
             let mut other = seq.clone();
             let at = (rnd() as usize) % len;
-            for j in 0..1 + (rnd() % 20) as usize {
+            for j in 0..1 + (rnd() % 40) as usize {
                 other.insert(at + j, word(vocab + rnd() % vocab));
             }
             let (a, b) = (shingles(&seq, cfg.k), shingles(&other, cfg.k));
             let s = jaccard(&a, &b);
-            if !(0.80..0.90).contains(&s) {
+            if !(0.70..0.90).contains(&s) {
                 continue;
             }
-            let bin = &mut bins[(((s - 0.80) / 0.025) as usize).min(3)];
+            let bin = &mut bins[(((s - 0.70) / 0.05) as usize).min(3)];
             let (ka, kb) = (mh.band_keys(&a), mh.band_keys(&b));
             bin.0 += 1;
             bin.1 += usize::from(ka.iter().zip(&kb).any(|(x, y)| x == y));
@@ -370,7 +370,7 @@ mod tests {
         let ka = mh.band_keys(&base_sorted);
         let kb = mh.band_keys(&near);
         let kc = mh.band_keys(&other);
-        assert_eq!(ka.len(), 16);
+        assert_eq!(ka.len(), cfg.bands);
         assert!(ka.iter().zip(&kb).any(|(x, y)| x == y));
         assert!(ka.iter().zip(&kc).all(|(x, y)| x != y));
     }
