@@ -7,10 +7,11 @@
 //! groups) -> `workspace` (copies, hidden files, the agent's diff) -> `agent`
 //! (the CLI session) -> `measure` -> `record` -> `batch` (the batch folder and
 //! one attempt) -> `stats` -> `report`. The commands over them: `run`,
-//! `sequence_run`, `validate`, `engine_cli` (with `engine_bench`), `stats_bench`.
+//! `sequence_run`, `validate`, `calibrate`, `engine_cli` (with `engine_bench`), `stats_bench`.
 
 pub mod agent;
 pub mod batch;
+pub mod calibrate;
 pub mod engine_bench;
 pub mod engine_cli;
 pub mod exec;

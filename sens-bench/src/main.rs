@@ -53,6 +53,8 @@ enum Command {
     Sequence(Sequence),
     /// Time the statistics (10,000 resamples) on a synthetic 12-task batch.
     StatsBench,
+    /// Measure the copy rules on mutated real functions; sweep threshold and floor.
+    Calibrate(sens_bench::calibrate::CalibrateArgs),
 }
 
 #[derive(Subcommand)]
@@ -114,6 +116,7 @@ fn main() -> ExitCode {
             sens_bench::report::sequence::sequence_report(&options)
         }
         Command::StatsBench => sens_bench::stats_bench::run(),
+        Command::Calibrate(args) => sens_bench::calibrate::run(&args),
     };
     match outcome {
         Ok(code) => code,

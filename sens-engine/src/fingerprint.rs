@@ -3,6 +3,7 @@
 //! (identifiers and literals replaced by placeholders), and the shingle set with its
 //! MinHash band keys for near copies. Pure functions over token hashes.
 
+use std::borrow::Cow;
 use std::hash::Hasher;
 
 use rustc_hash::FxHasher;
@@ -58,6 +59,38 @@ pub fn token(text: &str, class: TokenClass) -> Token {
         text,
         norm,
         identifier: class == TokenClass::Identifier,
+    }
+}
+
+/// The text a literal token is fingerprinted by: a string's content without its
+/// prefix, quotes and quote escapes (formatters re-quote strings), a number in
+/// lower case (`0XFF`, `1E5`). Other tokens are their text.
+pub fn literal_text(text: &str, class: TokenClass) -> Cow<'_, str> {
+    match class {
+        TokenClass::String => {
+            let is_quote = |c: char| matches!(c, '"' | '\'' | '`');
+            // A prefix (`r#`, `b`, `f`, `u`, `@`, `$`) only when a quote follows it.
+            let unprefixed = text
+                .trim_start_matches(|c: char| c.is_ascii_alphabetic() || c == '@' || c == '$')
+                .trim_start_matches('#');
+            let body = if unprefixed.starts_with(is_quote) {
+                unprefixed
+                    .trim_end_matches('#')
+                    .trim_start_matches(is_quote)
+                    .trim_end_matches(is_quote)
+            } else {
+                text
+            };
+            if body.contains('\\') {
+                Cow::Owned(body.replace("\\'", "'").replace("\\\"", "\""))
+            } else {
+                Cow::Borrowed(body)
+            }
+        }
+        TokenClass::Number if text.bytes().any(|b| b.is_ascii_uppercase()) => {
+            Cow::Owned(text.to_ascii_lowercase())
+        }
+        _ => Cow::Borrowed(text),
     }
 }
 
@@ -232,6 +265,19 @@ mod tests {
     }
 
     #[test]
+    fn literals_are_fingerprinted_without_their_quotes() {
+        let s = |t| literal_text(t, TokenClass::String).into_owned();
+        assert_eq!(s(r"'it\'s'"), "it's");
+        assert_eq!(s(r#""it's""#), "it's");
+        assert_eq!(s(r###"r#"raw"#"###), "raw");
+        assert_eq!(s("b'bytes'"), "bytes");
+        assert_eq!(s("'''doc'''"), s(r#""""doc""""#));
+        assert_eq!(s("`tpl ${x}`"), "tpl ${x}");
+        assert_eq!(literal_text("0XFF", TokenClass::Number), "0xff");
+        assert_eq!(literal_text("Name", TokenClass::Identifier), "Name");
+    }
+
+    #[test]
     fn jaccard_counts_the_overlap() {
         assert_eq!(jaccard(&[1, 2, 3, 4], &[3, 4, 5, 6]), 2.0 / 6.0);
         assert_eq!(jaccard(&[1, 2], &[1, 2]), 1.0);
@@ -257,29 +303,53 @@ mod tests {
         assert!(shingles(&t[..2], 3).is_empty());
     }
 
+    /// Candidate recall of pairs of known Jaccard in 0.70..0.90 (the threshold
+    /// and above), generated the way near copies arise (a run of tokens inserted
+    /// into a token sequence), against 1 - (1 - s^r)^b per bin of 0.05.
     #[test]
-    fn signature_rows_agree_as_often_as_the_jaccard() {
-        // Pairs of sets with Jaccard 80/100 = 0.8: on average 80 % of rows agree.
-        let mh = MinHasher::new(&RuleConfig::default());
-        let (mut agree, mut rows, mut pairs_in_a_band) = (0usize, 0usize, 0usize);
-        for pair in 0..300u64 {
-            let shared: Vec<u64> = (0..80).map(|i| mix(pair * 1000 + i)).collect();
-            let only = |side: u64| (0..10).map(move |i| mix(pair * 1000 + 100 + side * 10 + i));
-            let mut a: Vec<u64> = shared.iter().copied().chain(only(0)).collect();
-            let mut b: Vec<u64> = shared.iter().copied().chain(only(1)).collect();
-            a.sort_unstable();
-            b.sort_unstable();
-            let (sa, sb) = (mh.signature(&a), mh.signature(&b));
-            agree += sa.iter().zip(&sb).filter(|(x, y)| x == y).count();
-            rows += sa.len();
+    fn lsh_candidate_recall_matches_the_theory_near_the_threshold() {
+        let cfg = RuleConfig::default();
+        let mh = MinHasher::new(&cfg);
+        let (bands, rows) = (cfg.bands as i32, cfg.rows() as i32);
+        let mut state = 12345u64;
+        let mut rnd = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            mix(state)
+        };
+        let word = |w: u64| Token {
+            text: w,
+            norm: mix(w),
+            identifier: false,
+        };
+        // Per bin: pairs, pairs sharing a band, expected pairs sharing a band.
+        let mut bins = [(0usize, 0usize, 0f64); 4];
+        while bins.iter().map(|b| b.0).min() < Some(400) {
+            let len = 60 + (rnd() % 200) as usize;
+            let vocab = 20 + rnd() % 60;
+            let seq: Vec<Token> = (0..len).map(|_| word(rnd() % vocab)).collect();
+            let mut other = seq.clone();
+            let at = (rnd() as usize) % len;
+            for j in 0..1 + (rnd() % 40) as usize {
+                other.insert(at + j, word(vocab + rnd() % vocab));
+            }
+            let (a, b) = (shingles(&seq, cfg.k), shingles(&other, cfg.k));
+            let s = jaccard(&a, &b);
+            if !(0.70..0.90).contains(&s) {
+                continue;
+            }
+            let bin = &mut bins[(((s - 0.70) / 0.05) as usize).min(3)];
             let (ka, kb) = (mh.band_keys(&a), mh.band_keys(&b));
-            pairs_in_a_band += usize::from(ka.iter().zip(&kb).any(|(x, y)| x == y));
+            bin.0 += 1;
+            bin.1 += usize::from(ka.iter().zip(&kb).any(|(x, y)| x == y));
+            bin.2 += 1.0 - (1.0 - s.powi(rows)).powi(bands);
         }
-        let rate = agree as f64 / rows as f64;
-        assert!((rate - 0.8).abs() < 0.02, "rows agree at {rate}");
-        // LSH 16 x 8 catches a 0.8 pair with probability 0.947.
-        let recall = pairs_in_a_band as f64 / 300.0;
-        assert!(recall > 0.9, "recall {recall}");
+        for (pairs, hits, expected) in bins {
+            let (recall, theory) = (hits as f64 / pairs as f64, expected / pairs as f64);
+            assert!(
+                (recall - theory).abs() < 0.02,
+                "recall {recall:.4} against theory {theory:.4} over {pairs} pairs"
+            );
+        }
     }
 
     #[test]
@@ -300,7 +370,7 @@ mod tests {
         let ka = mh.band_keys(&base_sorted);
         let kb = mh.band_keys(&near);
         let kc = mh.band_keys(&other);
-        assert_eq!(ka.len(), 16);
+        assert_eq!(ka.len(), cfg.bands);
         assert!(ka.iter().zip(&kb).any(|(x, y)| x == y));
         assert!(ka.iter().zip(&kc).all(|(x, y)| x != y));
     }

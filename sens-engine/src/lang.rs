@@ -33,10 +33,35 @@ pub struct LangSpec {
     pub calls: &'static [&'static str],
     /// Import/use declarations: never a blocking copy.
     pub imports: &'static [&'static str],
+    /// Tokens a formatter may add, drop or move: left out of fingerprints.
+    pub layout: Layout,
     /// Single-file components (Vue, Svelte): only the `<script>` blocks are code;
     /// the rest is blanked before parsing, keeping byte offsets and lines.
     pub script_blocks: bool,
 }
+
+/// The layout tokens of a language, by node kind. Formatters add, drop and move
+/// them without changing the code, so a copy retyped in another style must
+/// fingerprint the same (see the README's engine section).
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    /// Statement terminators a formatter may add or drop (`;`), and line
+    /// continuations: dropped wherever they stand.
+    pub terminators: &'static [&'static str],
+    /// List separators, dropped when they end their list (a trailing `,` before
+    /// the closing bracket, or the last child of its node).
+    pub separators: &'static [&'static str],
+    /// Named nodes whose own brackets only group or are always written
+    /// (`parenthesized_expression`): the brackets are dropped, the content kept.
+    pub groupings: &'static [&'static str],
+}
+
+/// The layout of the C family and most others: `;`, trailing `,`, `( expr )`.
+const C_LAYOUT: Layout = Layout {
+    terminators: &[";"],
+    separators: &[","],
+    groupings: &["parenthesized_expression"],
+};
 
 /// What a node kind means to the engine; a kind may carry several flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,6 +77,9 @@ impl KindFlags {
     pub const COMMENT: Self = Self(1 << 6);
     pub const CALL: Self = Self(1 << 7);
     pub const IMPORT: Self = Self(1 << 8);
+    pub const TERMINATOR: Self = Self(1 << 9);
+    pub const SEPARATOR: Self = Self(1 << 10);
+    pub const GROUPING: Self = Self(1 << 11);
 
     pub fn contains(self, other: Self) -> bool {
         self.0 & other.0 == other.0 && other.0 != 0
@@ -98,24 +126,29 @@ impl Lang {
         let language = (spec.grammar)();
         let mut flags = vec![KindFlags::default(); language.node_kind_count()];
         let mut unknown_kinds = Vec::new();
-        let groups: [(&[&'static str], KindFlags); 9] = [
-            (spec.functions, KindFlags::FUNCTION),
-            (spec.classes, KindFlags::CLASS),
-            (spec.blocks, KindFlags::BLOCK),
-            (spec.identifiers, KindFlags::IDENTIFIER),
-            (spec.strings, KindFlags::STRING),
-            (spec.numbers, KindFlags::NUMBER),
-            (spec.comments, KindFlags::COMMENT),
-            (spec.calls, KindFlags::CALL),
-            (spec.imports, KindFlags::IMPORT),
+        // Terminators and separators are punctuation (anonymous kinds), except
+        // line continuations, which some grammars name.
+        let groups: [(&[&'static str], KindFlags, Option<bool>); 12] = [
+            (spec.functions, KindFlags::FUNCTION, Some(true)),
+            (spec.classes, KindFlags::CLASS, Some(true)),
+            (spec.blocks, KindFlags::BLOCK, Some(true)),
+            (spec.identifiers, KindFlags::IDENTIFIER, Some(true)),
+            (spec.strings, KindFlags::STRING, Some(true)),
+            (spec.numbers, KindFlags::NUMBER, Some(true)),
+            (spec.comments, KindFlags::COMMENT, Some(true)),
+            (spec.calls, KindFlags::CALL, Some(true)),
+            (spec.imports, KindFlags::IMPORT, Some(true)),
+            (spec.layout.terminators, KindFlags::TERMINATOR, None),
+            (spec.layout.separators, KindFlags::SEPARATOR, Some(false)),
+            (spec.layout.groupings, KindFlags::GROUPING, Some(true)),
         ];
-        for (names, flag) in groups {
+        for (names, flag, named) in groups {
             for &name in names {
                 // A grammar may give one name several ids (aliases); flag them all.
                 let mut found = false;
                 for (id, slot) in flags.iter_mut().enumerate() {
                     let Ok(id) = u16::try_from(id) else { break };
-                    if language.node_kind_is_named(id)
+                    if named.is_none_or(|n| language.node_kind_is_named(id) == n)
                         && language.node_kind_for_id(id) == Some(name)
                     {
                         *slot |= flag;
@@ -135,7 +168,8 @@ impl Lang {
         }
     }
 
-    /// The flags of a named node kind; anonymous nodes (punctuation, keywords) have none.
+    /// The flags of a node kind; anonymous kinds (punctuation, keywords) have at
+    /// most the layout flags.
     pub fn flags(&self, kind_id: u16) -> KindFlags {
         self.flags
             .get(usize::from(kind_id))
@@ -234,6 +268,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["line_comment", "block_comment"],
         calls: &["call_expression", "macro_invocation"],
         imports: &["use_declaration", "extern_crate_declaration"],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -249,6 +284,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
+        layout: JS_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -264,6 +300,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
+        layout: JS_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -279,6 +316,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
+        layout: JS_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -298,6 +336,11 @@ pub static TABLE: &[LangSpec] = &[
             "import_from_statement",
             "future_import_statement",
         ],
+        layout: Layout {
+            terminators: &[";", "line_continuation"],
+            separators: &[","],
+            groupings: &["parenthesized_expression"],
+        },
         script_blocks: false,
     },
     LangSpec {
@@ -322,6 +365,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call_expression"],
         imports: &["import_declaration"],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -350,6 +394,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["line_comment", "block_comment"],
         calls: &["method_invocation", "object_creation_expression"],
         imports: &["import_declaration"],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -375,6 +420,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call_expression"],
         imports: &["preproc_include"],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -407,6 +453,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call_expression", "new_expression"],
         imports: &["preproc_include", "using_declaration"],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -440,6 +487,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["invocation_expression", "object_creation_expression"],
         imports: &["using_directive"],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -461,6 +509,11 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call"],
         imports: &[],
+        layout: Layout {
+            terminators: &[";"],
+            separators: &[","],
+            groupings: &["parenthesized_statements"],
+        },
         script_blocks: false,
     },
     LangSpec {
@@ -490,6 +543,7 @@ pub static TABLE: &[LangSpec] = &[
             "scoped_call_expression",
         ],
         imports: &["namespace_use_declaration"],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -505,6 +559,11 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["command"],
         imports: &[],
+        layout: Layout {
+            terminators: &[";"],
+            separators: &[],
+            groupings: &[],
+        },
         script_blocks: false,
     },
     LangSpec {
@@ -528,6 +587,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["line_comment", "block_comment"],
         calls: &["call_expression"],
         imports: &["import"],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -557,6 +617,11 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "multiline_comment"],
         calls: &["call_expression"],
         imports: &["import_declaration"],
+        layout: Layout {
+            terminators: &[";"],
+            separators: &[","],
+            groupings: &[],
+        },
         script_blocks: false,
     },
     LangSpec {
@@ -581,6 +646,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "block_comment"],
         calls: &["call_expression"],
         imports: &["import_declaration"],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -596,6 +662,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["function_call"],
         imports: &[],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -611,6 +678,11 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["apply"],
         imports: &["import"],
+        layout: Layout {
+            terminators: &[";"],
+            separators: &[","],
+            groupings: &["parens"],
+        },
         script_blocks: false,
     },
     LangSpec {
@@ -626,6 +698,11 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call"],
         imports: &[],
+        layout: Layout {
+            terminators: &[";"],
+            separators: &[","],
+            groupings: &[],
+        },
         script_blocks: false,
     },
     LangSpec {
@@ -647,6 +724,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["application_expression"],
         imports: &["open_module"],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -666,6 +744,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call_expression"],
         imports: &[],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -694,6 +773,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "documentation_comment"],
         calls: &["call_expression"],
         imports: &["import_or_export"],
+        layout: C_LAYOUT,
         script_blocks: false,
     },
     LangSpec {
@@ -709,6 +789,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
+        layout: JS_LAYOUT,
         script_blocks: true,
     },
     LangSpec {
@@ -724,6 +805,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
+        layout: JS_LAYOUT,
         script_blocks: true,
     },
 ];
@@ -761,6 +843,13 @@ const TS_IDENTIFIERS: &[&str] = &[
     "statement_identifier",
     "type_identifier",
 ];
+/// JS/TS: also the brackets of parameter lists, which `x => x` leaves out and
+/// a formatter may add.
+const JS_LAYOUT: Layout = Layout {
+    terminators: &[";"],
+    separators: &[","],
+    groupings: &["parenthesized_expression", "formal_parameters"],
+};
 const JS_STRINGS: &[&str] = &["string", "template_string", "regex"];
 const JS_CALLS: &[&str] = &["call_expression", "new_expression"];
 

@@ -51,7 +51,7 @@ pub fn copy_findings(
             && !is_fixture_path(&existing.file)
             && unit.tokens as usize >= cfg.floor
             && !unit.imports_only
-            && !is_trivial(unit, cfg);
+            && !is_trivial(unit, best.kind, cfg);
         found.push((
             unit,
             copy_finding(index, path, unit, best, existing, blocks),
@@ -60,9 +60,12 @@ pub fn copy_findings(
     outermost(found)
 }
 
-/// Long but repetitive units (tables, lists of calls) are not logic to reuse.
-fn is_trivial(unit: &UnitData, cfg: &RuleConfig) -> bool {
-    unit.shingles.len() < cfg.floor / 2
+/// Long but repetitive fragments (tables, lists of calls) are not logic to
+/// reuse. A whole function, method or class copied exactly or with names changed
+/// is, however repetitive its body (a run of field assignments).
+fn is_trivial(unit: &UnitData, kind: CopyKind, cfg: &RuleConfig) -> bool {
+    let whole_copy = unit.kind != UnitKind::Window && kind != CopyKind::Near;
+    !whole_copy && unit.shingles.len() < cfg.floor / 2
 }
 
 /// The match to report: the strongest kind, then the highest similarity, then

@@ -247,11 +247,7 @@ pub fn extract(
         let node = cursor.node();
         ancestors.truncate(depth);
         ancestors.push(node);
-        let flags = if node.is_named() {
-            lang.flags(node.kind_id())
-        } else {
-            KindFlags::default()
-        };
+        let flags = lang.flags(node.kind_id());
         let parent_is_block = frames
             .last()
             .is_some_and(|f| f.block && f.depth + 1 == depth);
@@ -286,7 +282,7 @@ pub fn extract(
                 stmts: Vec::new(),
             });
         }
-        if !skip && atomic {
+        if !skip && atomic && !is_layout(node, flags, &ancestors[..depth], lang) {
             let text = &source[node.byte_range()];
             if !text.trim().is_empty() {
                 let class = if flags.contains(KindFlags::IDENTIFIER) {
@@ -299,7 +295,10 @@ pub fn extract(
                 } else {
                     TokenClass::Other
                 };
-                tokens.push(fingerprint::token(text.trim(), class));
+                tokens.push(fingerprint::token(
+                    &fingerprint::literal_text(text.trim(), class),
+                    class,
+                ));
             }
         }
         if !skip && !atomic && cursor.goto_first_child() {
@@ -319,6 +318,29 @@ pub fn extract(
             depth -= 1;
         }
     }
+}
+
+/// A token a formatter may add, drop or move (see [`crate::lang::Layout`]): a
+/// terminator, a separator that ends its list, or a bracket of a grouping node.
+/// `above` is the path from the root to the node's parent.
+fn is_layout(node: Node, flags: KindFlags, above: &[Node], lang: &Lang) -> bool {
+    if flags.contains(KindFlags::TERMINATOR) {
+        return true;
+    }
+    if flags.contains(KindFlags::SEPARATOR) {
+        return node
+            .next_sibling()
+            .is_none_or(|next| !next.is_named() && is_bracket(next.kind()));
+    }
+    !node.is_named()
+        && is_bracket(node.kind())
+        && above
+            .last()
+            .is_some_and(|parent| lang.flags(parent.kind_id()).contains(KindFlags::GROUPING))
+}
+
+fn is_bracket(kind: &str) -> bool {
+    matches!(kind, "(" | ")" | "[" | "]" | "{" | "}")
 }
 
 /// The file being extracted.
@@ -678,4 +700,53 @@ fn signature(node: Node, lang: &Lang, source: &str) -> String {
 
 fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The names, literals and statements of a text, by byte range: what a tool
+/// that rewrites code consistently (renames, inserts a statement) needs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Spans {
+    /// Identifiers, strings and numbers, in source order.
+    pub leaves: Vec<(Range<usize>, TokenClass)>,
+    /// Statements of blocks, each with the index of its block.
+    pub statements: Vec<(Range<usize>, usize)>,
+}
+
+/// Parses `source` and lists its [`Spans`].
+pub fn spans(lang: &Lang, source: &str) -> anyhow::Result<Spans> {
+    let tree = parse_tree(lang, source)?;
+    let mut spans = Spans::default();
+    let mut blocks = 0usize;
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        let flags = lang.flags(node.kind_id());
+        let class = if flags.contains(KindFlags::IDENTIFIER) {
+            Some(TokenClass::Identifier)
+        } else if flags.contains(KindFlags::STRING) {
+            Some(TokenClass::String)
+        } else if flags.contains(KindFlags::NUMBER) {
+            Some(TokenClass::Number)
+        } else {
+            None
+        };
+        if let Some(class) = class {
+            spans.leaves.push((node.byte_range(), class));
+            continue;
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        if flags.contains(KindFlags::BLOCK) {
+            let statements = children
+                .iter()
+                .filter(|c| c.is_named() && !lang.flags(c.kind_id()).contains(KindFlags::COMMENT));
+            spans
+                .statements
+                .extend(statements.map(|c| (c.byte_range(), blocks)));
+            blocks += 1;
+        }
+        stack.extend(children.into_iter().rev());
+    }
+    spans.leaves.sort_by_key(|(r, _)| r.start);
+    spans.statements.sort_by_key(|(r, _)| r.start);
+    Ok(spans)
 }

@@ -1,0 +1,867 @@
+//! `sens-bench calibrate`: measures the copy rules on a mutation corpus built
+//! from real functions, labelled by construction. Each pair is an original
+//! function and a text made from it (exact, renamed, reformatted by the
+//! language's own formatter at other settings, renamed and reformatted, near
+//! copies at several distances) or an unrelated function of similar size from
+//! another file. A pair is judged by indexing the original alone and asking the
+//! engine's copy rules about a new file holding the other text: "denied" when a
+//! blocking copy finding comes back. Recall and precision count those verdicts
+//! against the labels, per mutation kind and language, for a sweep of
+//! `threshold` and `floor`; LSH candidate recall is set against 1 - (1 - s^r)^b.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use anyhow::{Context, Result, bail};
+use plotters::prelude::*;
+use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use sens_engine::config::RuleConfig;
+use sens_engine::fingerprint::{TokenClass, jaccard_at_least};
+use sens_engine::index::Index;
+use sens_engine::lang::Lang;
+use sens_engine::rules::copy_findings;
+use sens_engine::units::{self, UnitKind};
+use sens_engine::walk::{self, WalkOptions};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct CalibrateArgs {
+    /// Folders of real code to draw functions from (one or more).
+    #[arg(long, num_args = 1.., required = true)]
+    pub corpus: Vec<PathBuf>,
+    /// Where the tables and plots go.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Functions drawn per language.
+    #[arg(long, default_value_t = 40)]
+    pub per_language: usize,
+    /// Normalized tokens a drawn function has at least and at most.
+    #[arg(long, default_value_t = 80)]
+    pub min_tokens: usize,
+    #[arg(long, default_value_t = 600)]
+    pub max_tokens: usize,
+    #[arg(long, default_value_t = 20260530)]
+    pub seed: u64,
+}
+
+/// The mutation kinds, in report order; `unrelated` is the negative class.
+pub const KINDS: &[&str] = &[
+    "exact",
+    "renamed",
+    "reformatted",
+    "renamed+reformatted",
+    "near.insert1",
+    "near.insert2",
+    "near.insert3",
+    "near.delete1",
+    "near.change1",
+    "near.literal1",
+    "unrelated",
+];
+
+const THRESHOLDS: &[f64] = &[0.65, 0.70, 0.75, 0.80, 0.85, 0.90];
+const FLOORS: &[usize] = &[50, 65, 80, 100];
+
+/// A real function drawn from a corpus, as a text that parses on its own.
+#[derive(Debug, Clone)]
+struct Sample {
+    lang: &'static Lang,
+    /// `corpus-folder/relative/path:line`, for messages and the unrelated draw.
+    origin: String,
+    file: String,
+    tokens: usize,
+    text: String,
+}
+
+/// One labelled pair.
+#[derive(Debug, Clone)]
+struct Pair {
+    lang: &'static Lang,
+    kind: &'static str,
+    original: String,
+    copy: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Rate {
+    pub language: String,
+    pub kind: String,
+    pub pairs: usize,
+    /// Denied pairs (for `unrelated`: wrongly denied).
+    pub denied: usize,
+    /// Denied share for copies; allowed share for `unrelated`.
+    pub rate: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepRow {
+    pub threshold: f64,
+    pub floor: usize,
+    /// Over every copy kind and language.
+    pub recall: f64,
+    pub precision: f64,
+    /// Kind -> denied share (allowed share for `unrelated`), all languages.
+    pub kinds: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LshBin {
+    pub from: f64,
+    pub to: f64,
+    pub pairs: usize,
+    pub recall: f64,
+    pub theory: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Calibration {
+    pub corpora: Vec<String>,
+    pub config: RuleConfig,
+    /// Language -> the formatter used, or why none was.
+    pub formatters: BTreeMap<String, String>,
+    /// At the configured defaults.
+    pub rates: Vec<Rate>,
+    pub sweep: Vec<SweepRow>,
+    pub lsh: Vec<LshBin>,
+}
+
+pub fn run(args: &CalibrateArgs) -> Result<ExitCode> {
+    let calibration = calibrate(args)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let markdown = markdown(&calibration);
+    print!("{markdown}");
+    let write = |name: &str, text: &str| {
+        let path = args.out.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+    };
+    write("calibration.md", &markdown)?;
+    write(
+        "calibration.json",
+        &serde_json::to_string_pretty(&calibration)?,
+    )?;
+    plot(&calibration, &args.out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Builds the corpus and measures it; writes nothing.
+pub fn calibrate(args: &CalibrateArgs) -> Result<Calibration> {
+    let defaults = RuleConfig::default();
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+    let samples = draw(args, &mut rng)?;
+    let mut formatters = BTreeMap::new();
+    let mut pairs = Vec::new();
+    for lang_samples in samples.values() {
+        let lang = lang_samples[0].lang;
+        let formatter = formatter_of(lang);
+        formatters.insert(
+            lang.name().to_string(),
+            formatter
+                .as_ref()
+                .map_or_else(|e| e.clone(), |f| f.describe()),
+        );
+        let pool = statement_pool(lang_samples)?;
+        for sample in lang_samples {
+            pairs.extend(mutations(sample, formatter.as_ref().ok(), &pool, &mut rng)?);
+            if let Some(other) = unrelated_to(sample, lang_samples) {
+                pairs.push(Pair {
+                    lang,
+                    kind: "unrelated",
+                    original: sample.text.clone(),
+                    copy: other.text.clone(),
+                });
+            }
+        }
+    }
+    let mut sweep = Vec::new();
+    let mut rates = Vec::new();
+    for &threshold in THRESHOLDS {
+        for &floor in FLOORS {
+            let cfg = RuleConfig {
+                threshold,
+                floor,
+                ..defaults.clone()
+            };
+            let verdicts: Vec<bool> = pairs
+                .iter()
+                .map(|p| denied(&cfg, p))
+                .collect::<Result<_>>()?;
+            if threshold == defaults.threshold && floor == defaults.floor {
+                rates = rates_of(&pairs, &verdicts, true);
+            }
+            sweep.push(sweep_row(threshold, floor, &pairs, &verdicts));
+        }
+    }
+    Ok(Calibration {
+        corpora: args
+            .corpus
+            .iter()
+            .map(|c| c.display().to_string())
+            .collect(),
+        config: defaults.clone(),
+        formatters,
+        rates,
+        sweep,
+        lsh: lsh_recall(&defaults, &pairs)?,
+    })
+}
+
+/// Up to `per_language` functions per language, of a real size, drawn at random
+/// (seeded) from every corpus folder. Methods that do not parse alone are
+/// wrapped in a class (an `impl` in Rust).
+fn draw(args: &CalibrateArgs, rng: &mut ChaCha8Rng) -> Result<BTreeMap<&'static str, Vec<Sample>>> {
+    let fp = units::Fingerprinter::new(&RuleConfig::default());
+    let mut found: BTreeMap<&'static str, Vec<Sample>> = BTreeMap::new();
+    for corpus in &args.corpus {
+        let walked = walk::walk(corpus, WalkOptions::default())
+            .with_context(|| format!("corpus folder {}", corpus.display()))?;
+        if walked.candidates.is_empty() {
+            bail!(
+                "corpus folder {} holds no file in a language of the engine",
+                corpus.display()
+            );
+        }
+        for candidate in &walked.candidates {
+            let Ok(text) = walk::read(candidate)? else {
+                continue;
+            };
+            let file = format!("{}/{}", corpus.display(), candidate.rel);
+            let parsed = units::parse_file(candidate.lang, &text, &fp)
+                .with_context(|| format!("cannot parse {file}"))?;
+            let lines: Vec<&str> = text.lines().collect();
+            for unit in parsed.units.iter().filter(|u| {
+                u.kind == UnitKind::Function
+                    && (args.min_tokens..=args.max_tokens).contains(&(u.tokens as usize))
+            }) {
+                let (from, to) = (unit.start_line as usize - 1, unit.end_line as usize);
+                let Some(body) = lines.get(from..to) else {
+                    continue;
+                };
+                let Some(text) = standalone(candidate.lang, &dedent(body), &fp)? else {
+                    continue;
+                };
+                found
+                    .entry(candidate.lang.name())
+                    .or_default()
+                    .push(Sample {
+                        lang: candidate.lang,
+                        origin: format!("{file}:{}", unit.start_line),
+                        file: file.clone(),
+                        tokens: unit.tokens as usize,
+                        text,
+                    });
+            }
+        }
+    }
+    for samples in found.values_mut() {
+        samples.shuffle(rng);
+        // Nested functions are drawn with their parents at most once each.
+        samples.truncate(args.per_language);
+    }
+    found.retain(|_, s| s.len() >= 2);
+    if found.is_empty() {
+        bail!(
+            "no function of {}..={} tokens found in {}",
+            args.min_tokens,
+            args.max_tokens,
+            args.corpus
+                .iter()
+                .map(|c| c.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(found)
+}
+
+/// The function's text as a file that parses without errors: alone, or inside
+/// a wrapper; `None` when neither parses.
+fn standalone(
+    lang: &'static Lang,
+    text: &str,
+    fp: &units::Fingerprinter,
+) -> Result<Option<String>> {
+    let wrapper = if lang.name() == "rust" {
+        "impl Calibration {"
+    } else {
+        "class Calibration {"
+    };
+    let candidates = [text.to_string(), format!("{wrapper}\n{text}\n}}\n")];
+    for candidate in candidates {
+        if !units::parse_file(lang, &candidate, fp)?.parse_errors {
+            return Ok(Some(candidate));
+        }
+    }
+    Ok(None)
+}
+
+fn dedent(lines: &[&str]) -> String {
+    let indent = lines
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for line in lines {
+        out.push_str(line.get(indent..).unwrap_or(line.trim_start()));
+        out.push('\n');
+    }
+    out
+}
+
+/// A formatter run on standard input at settings other than the usual ones.
+#[derive(Debug, Clone)]
+struct Formatter {
+    program: String,
+    args: Vec<String>,
+}
+
+impl Formatter {
+    fn describe(&self) -> String {
+        format!("{} {}", self.program, self.args.join(" "))
+    }
+
+    fn format(&self, text: &str) -> Result<String> {
+        let mut child = Command::new(&self.program)
+            .args(&self.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot start {}", self.program))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(text.as_bytes())?;
+        }
+        let out = child.wait_with_output()?;
+        if !out.status.success() {
+            bail!(
+                "{} failed: {}",
+                self.describe(),
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            );
+        }
+        String::from_utf8(out.stdout).context("formatter output is not UTF-8")
+    }
+}
+
+/// The language's own formatter at other settings (narrow lines, other quotes,
+/// no semicolons, trailing commas), or why there is none.
+fn formatter_of(lang: &Lang) -> Result<Formatter, String> {
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let choices: Vec<(&str, Vec<String>)> = match lang.name() {
+        "python" => vec![
+            ("black", strings(&["-q", "-l", "40", "-S", "-"])),
+            ("ruff", strings(&["format", "--line-length", "40", "-"])),
+        ],
+        "typescript" | "tsx" | "javascript" => {
+            let ext = if lang.name() == "javascript" {
+                "js"
+            } else {
+                "ts"
+            };
+            vec![(
+                "prettier",
+                strings(&[
+                    "--no-semi",
+                    "--trailing-comma",
+                    "all",
+                    "--print-width",
+                    "40",
+                    "--single-quote",
+                    "--stdin-filepath",
+                    &format!("calibration.{ext}"),
+                ]),
+            )]
+        }
+        "rust" => vec![(
+            "rustfmt",
+            strings(&["--edition", "2021", "--config", "max_width=40"]),
+        )],
+        "go" => vec![("gofmt", Vec::new())],
+        "java" => vec![(
+            "prettier",
+            strings(&[
+                "--plugin=prettier-plugin-java",
+                "--print-width",
+                "40",
+                "--stdin-filepath",
+                "Calibration.java",
+            ]),
+        )],
+        other => return Err(format!("no formatter known for {other}")),
+    };
+    for (program, args) in &choices {
+        let probe = Command::new(program)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if probe.is_ok_and(|s| s.success()) {
+            return Ok(Formatter {
+                program: program.to_string(),
+                args: args.clone(),
+            });
+        }
+    }
+    Err(format!(
+        "missing: {}",
+        choices
+            .iter()
+            .map(|(p, _)| *p)
+            .collect::<Vec<_>>()
+            .join(" or ")
+    ))
+}
+
+/// Single-line statements of the language's samples, to insert into others.
+fn statement_pool(samples: &[Sample]) -> Result<Vec<String>> {
+    let mut pool = Vec::new();
+    for sample in samples {
+        let spans = units::spans(sample.lang, &sample.text)?;
+        pool.extend(spans.statements.iter().filter_map(|(r, _)| {
+            let s = &sample.text[r.clone()];
+            (!s.contains('\n') && (20..=90).contains(&s.len())).then(|| s.to_string())
+        }));
+    }
+    Ok(pool)
+}
+
+/// Every copy of one sample, labelled. A formatter that fails on a text leaves
+/// that variant out (reported on standard error).
+fn mutations(
+    sample: &Sample,
+    formatter: Option<&Formatter>,
+    pool: &[String],
+    rng: &mut ChaCha8Rng,
+) -> Result<Vec<Pair>> {
+    let lang = sample.lang;
+    let pair = |kind: &'static str, copy: String| Pair {
+        lang,
+        kind,
+        original: sample.text.clone(),
+        copy,
+    };
+    let renamed = rename(lang, &sample.text)?;
+    let mut out = vec![
+        pair("exact", sample.text.clone()),
+        pair("renamed", renamed.clone()),
+    ];
+    if let Some(f) = formatter {
+        for (kind, text) in [
+            ("reformatted", &sample.text),
+            ("renamed+reformatted", &renamed),
+        ] {
+            match f.format(text) {
+                Ok(formatted) => out.push(pair(kind, formatted)),
+                Err(err) => eprintln!("{kind} {}: {err:#}", sample.origin),
+            }
+        }
+    }
+    let mut inserted = sample.text.clone();
+    for kind in ["near.insert1", "near.insert2", "near.insert3"] {
+        let Some(text) = edit_statement(lang, &inserted, pool, rng, Edit::Insert)? else {
+            break;
+        };
+        inserted = text;
+        out.push(pair(kind, inserted.clone()));
+    }
+    for (kind, edit) in [
+        ("near.delete1", Edit::Delete),
+        ("near.change1", Edit::Change),
+    ] {
+        if let Some(text) = edit_statement(lang, &sample.text, pool, rng, edit)? {
+            out.push(pair(kind, text));
+        }
+    }
+    if let Some(text) = change_literal(lang, &sample.text, rng)? {
+        out.push(pair("near.literal1", text));
+    }
+    Ok(out)
+}
+
+/// Every identifier and literal replaced, consistently (equal texts get equal
+/// replacements).
+fn rename(lang: &Lang, text: &str) -> Result<String> {
+    let spans = units::spans(lang, text)?;
+    let mut names: BTreeMap<&str, String> = BTreeMap::new();
+    let mut out = text.to_string();
+    let mut replacements = Vec::new();
+    for (range, class) in &spans.leaves {
+        let old = &text[range.clone()];
+        let n = names.len();
+        let new = names
+            .entry(old)
+            .or_insert_with(|| match class {
+                TokenClass::Identifier => format!("v{n}"),
+                TokenClass::String => format!("\"s{n}\""),
+                TokenClass::Number if old.bytes().all(|b| b.is_ascii_digit()) => {
+                    format!("{}", 7 * n + 3)
+                }
+                _ => old.to_string(),
+            })
+            .clone();
+        replacements.push((range.clone(), new));
+    }
+    for (range, new) in replacements.into_iter().rev() {
+        out.replace_range(range, &new);
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Edit {
+    Insert,
+    Delete,
+    Change,
+}
+
+/// One statement inserted before a random statement, that statement deleted
+/// (when its block keeps another), or replaced; statements come from `pool`.
+fn edit_statement(
+    lang: &Lang,
+    text: &str,
+    pool: &[String],
+    rng: &mut ChaCha8Rng,
+    edit: Edit,
+) -> Result<Option<String>> {
+    let spans = units::spans(lang, text)?;
+    let alone_on_line = |r: &std::ops::Range<usize>| {
+        let line_start = text[..r.start].rfind('\n').map_or(0, |i| i + 1);
+        text[line_start..r.start]
+            .trim()
+            .is_empty()
+            .then_some(line_start)
+    };
+    let choices: Vec<(std::ops::Range<usize>, usize, usize)> = spans
+        .statements
+        .iter()
+        .filter(|(_, block)| {
+            edit != Edit::Delete || spans.statements.iter().filter(|(_, b)| b == block).count() > 1
+        })
+        .filter(|(r, _)| edit != Edit::Change || !text[r.clone()].contains('\n'))
+        .filter_map(|(r, block)| Some((r.clone(), *block, alone_on_line(r)?)))
+        .collect();
+    let (Some((range, _, line_start)), false) = (
+        choices.get(rng.random_range(0..choices.len().max(1))),
+        pool.is_empty(),
+    ) else {
+        return Ok(None);
+    };
+    let borrowed = &pool[rng.random_range(0..pool.len())];
+    let indent = &text[*line_start..range.start];
+    let mut out = text.to_string();
+    match edit {
+        Edit::Insert => out.insert_str(range.start, &format!("{borrowed}\n{indent}")),
+        Edit::Change => out.replace_range(range.clone(), borrowed),
+        Edit::Delete => {
+            let end = text[range.end..]
+                .find('\n')
+                .map_or(text.len(), |i| range.end + i + 1);
+            out.replace_range(*line_start..end, "");
+        }
+    }
+    Ok(Some(out))
+}
+
+/// One string or number changed.
+fn change_literal(lang: &Lang, text: &str, rng: &mut ChaCha8Rng) -> Result<Option<String>> {
+    let spans = units::spans(lang, text)?;
+    let literals: Vec<_> = spans
+        .leaves
+        .iter()
+        .filter(|(_, c)| matches!(c, TokenClass::String | TokenClass::Number))
+        .collect();
+    let Some((range, class)) = literals.get(rng.random_range(0..literals.len().max(1))) else {
+        return Ok(None);
+    };
+    let new = if *class == TokenClass::Number {
+        "12345"
+    } else {
+        "\"calibration changed\""
+    };
+    let mut out = text.to_string();
+    out.replace_range(range.clone(), new);
+    Ok(Some(out))
+}
+
+/// The function of another file closest in size (ties: the first drawn).
+fn unrelated_to<'a>(sample: &Sample, samples: &'a [Sample]) -> Option<&'a Sample> {
+    samples
+        .iter()
+        .filter(|s| s.file != sample.file)
+        .min_by_key(|s| s.tokens.abs_diff(sample.tokens))
+}
+
+fn extension(lang: &Lang) -> &'static str {
+    lang.spec.extensions[0]
+}
+
+/// Whether the copy rules deny the pair's copy against its original alone.
+fn denied(cfg: &RuleConfig, pair: &Pair) -> Result<bool> {
+    let ext = extension(pair.lang);
+    let mut index = Index::new(cfg.clone())?;
+    index.update_file(&format!("original/a.{ext}"), &pair.original)?;
+    let path = format!("copy/b.{ext}");
+    let Some(parsed) = index.parse(&path, &pair.copy)? else {
+        bail!("no grammar for {path}");
+    };
+    Ok(copy_findings(&index, &path, &pair.copy, &parsed, &[])
+        .iter()
+        .any(|f| f.blocks))
+}
+
+/// Denied share per (language, kind), and over all languages per kind; for
+/// `unrelated` the allowed share.
+fn rates_of(pairs: &[Pair], verdicts: &[bool], per_language: bool) -> Vec<Rate> {
+    let mut cells: BTreeMap<(String, usize), (usize, usize)> = BTreeMap::new();
+    for (pair, &denied) in pairs.iter().zip(verdicts) {
+        let kind = KINDS.iter().position(|k| *k == pair.kind).unwrap_or(0);
+        let mut languages = vec!["all".to_string()];
+        if per_language {
+            languages.push(pair.lang.name().to_string());
+        }
+        for language in languages {
+            let cell = cells.entry((language, kind)).or_default();
+            cell.0 += 1;
+            cell.1 += usize::from(denied);
+        }
+    }
+    cells
+        .into_iter()
+        .map(|((language, kind), (n, denied))| {
+            let share = denied as f64 / n as f64;
+            Rate {
+                language,
+                kind: KINDS[kind].to_string(),
+                pairs: n,
+                denied,
+                rate: if KINDS[kind] == "unrelated" {
+                    1.0 - share
+                } else {
+                    share
+                },
+            }
+        })
+        .collect()
+}
+
+fn sweep_row(threshold: f64, floor: usize, pairs: &[Pair], verdicts: &[bool]) -> SweepRow {
+    let (mut tp, mut fp, mut positives) = (0usize, 0usize, 0usize);
+    for (pair, &denied) in pairs.iter().zip(verdicts) {
+        if pair.kind == "unrelated" {
+            fp += usize::from(denied);
+        } else {
+            positives += 1;
+            tp += usize::from(denied);
+        }
+    }
+    SweepRow {
+        threshold,
+        floor,
+        recall: tp as f64 / positives.max(1) as f64,
+        precision: if tp + fp == 0 {
+            1.0
+        } else {
+            tp as f64 / (tp + fp) as f64
+        },
+        kinds: rates_of(pairs, verdicts, false)
+            .into_iter()
+            .map(|r| (r.kind, r.rate))
+            .collect(),
+    }
+}
+
+/// Candidate recall of the near pairs per Jaccard bin of 0.05 from 0.70: the
+/// share whose function units share an LSH band, against the theory.
+fn lsh_recall(cfg: &RuleConfig, pairs: &[Pair]) -> Result<Vec<LshBin>> {
+    let fp = units::Fingerprinter::new(cfg);
+    let (bands, rows) = (cfg.bands as i32, cfg.rows() as i32);
+    let mut bins: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); 6];
+    let function = |pair: &Pair, text: &str| -> Result<Option<units::UnitData>> {
+        let parsed = units::parse_file(pair.lang, text, &fp)?;
+        Ok(parsed
+            .units
+            .into_iter()
+            .filter(|u| u.kind == UnitKind::Function)
+            .max_by_key(|u| u.tokens))
+    };
+    for pair in pairs.iter().filter(|p| p.kind.starts_with("near")) {
+        let (Some(a), Some(b)) = (function(pair, &pair.original)?, function(pair, &pair.copy)?)
+        else {
+            continue;
+        };
+        let Some(s) = jaccard_at_least(&a.shingles, &b.shingles, 0.70) else {
+            continue;
+        };
+        let bin = (((s - 0.70) / 0.05) as usize).min(bins.len() - 1);
+        let cell = &mut bins[bin];
+        cell.0 += 1;
+        cell.1 += usize::from(a.bands.iter().zip(b.bands.iter()).any(|(x, y)| x == y));
+        cell.2 += 1.0 - (1.0 - s.powi(rows)).powi(bands);
+    }
+    Ok(bins
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (n, _, _))| *n > 0)
+        .map(|(i, (n, hits, expected))| LshBin {
+            from: 0.70 + 0.05 * i as f64,
+            to: (0.75 + 0.05 * i as f64).min(1.0),
+            pairs: n,
+            recall: hits as f64 / n as f64,
+            theory: expected / n as f64,
+        })
+        .collect())
+}
+
+fn markdown(c: &Calibration) -> String {
+    let mut md = String::new();
+    let pct = |x: f64| format!("{:.1}", 100.0 * x);
+    md.push_str(&format!(
+        "# Calibration\n\nCorpora: {}. Defaults: threshold {}, floor {}, k {}, {} bands x {} rows.\n\n",
+        c.corpora.join(", "),
+        c.config.threshold,
+        c.config.floor,
+        c.config.k,
+        c.config.bands,
+        c.config.rows()
+    ));
+    md.push_str("Formatters:\n\n");
+    for (lang, f) in &c.formatters {
+        md.push_str(&format!("- {lang}: {f}\n"));
+    }
+    let languages: Vec<&str> = {
+        let mut l: Vec<&str> = c.rates.iter().map(|r| r.language.as_str()).collect();
+        l.dedup();
+        l.sort_unstable();
+        l.dedup();
+        l
+    };
+    md.push_str("\n## Denied % per kind at the defaults (unrelated: allowed %), pairs in brackets\n\n| kind |");
+    for l in &languages {
+        md.push_str(&format!(" {l} |"));
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---|".repeat(languages.len()));
+    md.push('\n');
+    for kind in KINDS {
+        md.push_str(&format!("| {kind} |"));
+        for l in &languages {
+            match c.rates.iter().find(|r| r.kind == *kind && r.language == *l) {
+                Some(r) => md.push_str(&format!(" {} ({}) |", pct(r.rate), r.pairs)),
+                None => md.push_str(" - |"),
+            }
+        }
+        md.push('\n');
+    }
+    md.push_str("\n## Sweep (all languages)\n\n| threshold | floor | recall | precision |");
+    for kind in KINDS {
+        md.push_str(&format!(" {kind} |"));
+    }
+    md.push_str("\n|---|---|---|---|");
+    md.push_str(&"---|".repeat(KINDS.len()));
+    md.push('\n');
+    for row in &c.sweep {
+        md.push_str(&format!(
+            "| {:.2} | {} | {} | {} |",
+            row.threshold,
+            row.floor,
+            pct(row.recall),
+            pct(row.precision)
+        ));
+        for kind in KINDS {
+            md.push_str(&format!(
+                " {} |",
+                row.kinds.get(*kind).map_or("-".to_string(), |r| pct(*r))
+            ));
+        }
+        md.push('\n');
+    }
+    md.push_str("\n## LSH candidate recall of near pairs\n\n| Jaccard | pairs | recall % | theory % |\n|---|---|---|---|\n");
+    for bin in &c.lsh {
+        md.push_str(&format!(
+            "| {:.2}-{:.2} | {} | {} | {} |\n",
+            bin.from,
+            bin.to,
+            bin.pairs,
+            pct(bin.recall),
+            pct(bin.theory)
+        ));
+    }
+    md
+}
+
+/// Precision against recall, one line per floor over the thresholds, as SVG
+/// and PNG.
+fn plot(c: &Calibration, out: &Path) -> Result<()> {
+    let svg = out.join("precision-recall.svg");
+    let png = out.join("precision-recall.png");
+    draw_plot(c, SVGBackend::new(&svg, (800, 600)).into_drawing_area())
+        .with_context(|| format!("cannot draw {}", svg.display()))?;
+    draw_plot(c, BitMapBackend::new(&png, (800, 600)).into_drawing_area()).with_context(|| {
+        format!(
+            "cannot draw {} (PNG text needs a font: install fontconfig and fonts-dejavu-core)",
+            png.display()
+        )
+    })?;
+    Ok(())
+}
+
+fn draw_plot<DB: DrawingBackend>(
+    c: &Calibration,
+    root: DrawingArea<DB, plotters::coord::Shift>,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("{e}");
+    root.fill(&WHITE).map_err(err)?;
+    let low =
+        |f: fn(&SweepRow) -> f64| c.sweep.iter().map(f).fold(1.0f64, f64::min).max(0.0) - 0.02;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Copy rules: precision against recall", ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(low(|r| r.recall)..1.005, low(|r| r.precision)..1.005)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("recall (copies denied)")
+        .y_desc("precision")
+        .draw()
+        .map_err(err)?;
+    for (i, floor) in FLOORS.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let points: Vec<(f64, f64)> = c
+            .sweep
+            .iter()
+            .filter(|r| r.floor == *floor)
+            .map(|r| (r.recall, r.precision))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(format!("floor {floor}"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart
+            .draw_series(points.iter().map(|&p| Circle::new(p, 4, color.filled())))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}

@@ -1,0 +1,74 @@
+//! `calibrate` on the small fixture corpus: every mutation kind is built, and
+//! the rates are counts of verdicts over the labelled pairs.
+
+use std::path::PathBuf;
+
+use sens_bench::calibrate::{CalibrateArgs, KINDS, calibrate};
+
+fn fixture_corpus() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/calibrate");
+    vec![root.join("ledger"), root.join("shapes")]
+}
+
+#[test]
+fn calibrate_builds_every_kind_and_counts_against_the_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = CalibrateArgs {
+        corpus: fixture_corpus(),
+        out: dir.path().to_path_buf(),
+        per_language: 40,
+        min_tokens: 60,
+        max_tokens: 600,
+        seed: 7,
+    };
+    let c = calibrate(&args).unwrap();
+    for kind in KINDS {
+        let all = c
+            .rates
+            .iter()
+            .find(|r| r.language == "all" && r.kind == *kind)
+            .unwrap_or_else(|| panic!("no pairs of kind {kind}: {:?}", c.formatters));
+        assert!(all.pairs > 0, "{kind}");
+        // The rate is the labelled share: denied copies, or allowed unrelated pairs.
+        let share = all.denied as f64 / all.pairs as f64;
+        let expected = if *kind == "unrelated" {
+            1.0 - share
+        } else {
+            share
+        };
+        assert!((all.rate - expected).abs() < 1e-12, "{kind}");
+    }
+    let rate = |kind: &str| {
+        c.rates
+            .iter()
+            .find(|r| r.language == "all" && r.kind == kind)
+            .map(|r| r.rate)
+    };
+    // By construction an exact copy is a copy and another file's function is not.
+    assert_eq!(rate("exact"), Some(1.0));
+    assert_eq!(rate("unrelated"), Some(1.0));
+    // A threshold of 0.90 cannot deny more near copies than one of 0.65.
+    let near = |t: f64| {
+        c.sweep
+            .iter()
+            .find(|r| (r.threshold - t).abs() < 1e-9 && r.floor == 80)
+            .map(|r| r.kinds["near.insert3"])
+            .unwrap()
+    };
+    assert!(near(0.90) <= near(0.65));
+    assert!(!c.lsh.is_empty());
+}
+
+#[test]
+fn a_missing_corpus_folder_is_named() {
+    let args = CalibrateArgs {
+        corpus: vec![PathBuf::from("/nonexistent/calibration-corpus")],
+        out: PathBuf::from("/tmp/unused"),
+        per_language: 40,
+        min_tokens: 80,
+        max_tokens: 600,
+        seed: 1,
+    };
+    let err = format!("{:#}", calibrate(&args).unwrap_err());
+    assert!(err.contains("/nonexistent/calibration-corpus"), "{err}");
+}
