@@ -23,6 +23,7 @@ pub mod sequence;
 pub mod sequence_run;
 pub mod stats;
 pub mod stats_bench;
+pub mod suggest_eval;
 pub mod task;
 pub mod validate;
 pub mod workspace;

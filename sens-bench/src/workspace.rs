@@ -464,7 +464,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<()> {
 }
 
 /// The sdist of `name==version`, downloaded once with pip into the cache.
-fn download_sdist(cache: &Cache, name: &str, version: &str) -> Result<PathBuf> {
+pub(crate) fn download_sdist(cache: &Cache, name: &str, version: &str) -> Result<PathBuf> {
     let _one_at_a_time = CACHE_LOCK
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -524,7 +524,7 @@ fn single_sdist(dir: &Path) -> Result<Option<PathBuf>> {
 }
 
 /// Unpacks a `.tar.gz` sdist into `dest` without its single top folder.
-fn unpack_sdist(sdist: &Path, dest: &Path) -> Result<()> {
+pub(crate) fn unpack_sdist(sdist: &Path, dest: &Path) -> Result<()> {
     let file =
         std::fs::File::open(sdist).with_context(|| format!("cannot open {}", sdist.display()))?;
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));

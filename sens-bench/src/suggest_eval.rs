@@ -1,0 +1,487 @@
+//! `sens-bench engine suggest-eval CASES`: the engine's suggestions against a file
+//! of labelled prompts, on projects fetched by name and version.
+//!
+//! The case file (TOML):
+//!
+//! ```toml
+//! [projects.boltons]
+//! pypi = "boltons==24.0.0"        # or npm = "immer@10.1.1", crate = "semver@1.0.27",
+//!                                 # self = "<commit of this repository>", path = "dir"
+//! [[cases]]
+//! project = "boltons"
+//! kind = "far"                    # far | near | none
+//! prompt = "a request in a user's words"
+//! expected = ["slugify"]          # symbol names; one of them is the answer
+//! acceptable = ["split_punct_ws"] # also relevant: a list holding one is not wrong
+//! holdout = true                  # kept out of tuning (reported apart)
+//! ```
+//!
+//! `far`: the helper's name shares no word with the prompt; `near`: it does;
+//! `none`: the project has nothing relevant (`expected` stays empty). Figures:
+//! hit@8 and MRR over far and near cases (the rank of the first expected symbol),
+//! the wrong-list rate (a non-empty list holding no expected or acceptable symbol)
+//! over far and near cases, and the empty-list rate over `none` cases. Sources
+//! are fetched once into the cache (`suggest/` next to `pypi/`); `path` is relative
+//! to the case file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use sens_engine::Engine;
+use sens_engine::config::RuleConfig;
+use sens_engine::suggest::{self, Ranking};
+use serde::{Deserialize, Serialize};
+
+use crate::workspace::Cache;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseFile {
+    pub projects: BTreeMap<String, ProjectSource>,
+    pub cases: Vec<Case>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectSource {
+    pypi: Option<String>,
+    npm: Option<String>,
+    #[serde(rename = "crate")]
+    krate: Option<String>,
+    #[serde(rename = "self")]
+    self_rev: Option<String>,
+    path: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Far,
+    Near,
+    None,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    pub project: String,
+    pub kind: Kind,
+    pub prompt: String,
+    #[serde(default)]
+    pub expected: Vec<String>,
+    #[serde(default)]
+    pub acceptable: Vec<String>,
+    #[serde(default)]
+    pub holdout: bool,
+}
+
+/// What the engine answered for one case.
+#[derive(Debug, Serialize)]
+pub struct Outcome {
+    pub project: String,
+    pub kind: Kind,
+    pub holdout: bool,
+    pub prompt: String,
+    /// 1-based rank of the first expected symbol.
+    pub rank: Option<usize>,
+    /// The list is non-empty and holds nothing expected or acceptable.
+    pub wrong: bool,
+    pub empty: bool,
+    pub confidence: f64,
+    pub names: Vec<String>,
+}
+
+/// The figures over a set of outcomes.
+#[derive(Debug, Default, PartialEq, Serialize)]
+pub struct Figures {
+    pub reuse_cases: usize,
+    pub hits: usize,
+    pub hit_at_8: f64,
+    pub mrr: f64,
+    pub wrong_lists: usize,
+    pub wrong_list_rate: f64,
+    pub none_cases: usize,
+    pub empty_lists: usize,
+    pub empty_list_rate: f64,
+}
+
+pub fn load(path: &Path) -> Result<CaseFile> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file: CaseFile = toml::from_str(&text)
+        .with_context(|| format!("{} is not a valid case file", path.display()))?;
+    for (i, case) in file.cases.iter().enumerate() {
+        let at = || format!("{}: cases[{i}]", path.display());
+        if !file.projects.contains_key(&case.project) {
+            bail!(
+                "{}: field `project`: no project `{}` in [projects]",
+                at(),
+                case.project
+            );
+        }
+        match (case.kind, case.expected.is_empty()) {
+            (Kind::None, false) => bail!("{}: field `expected` must be empty for kind none", at()),
+            (Kind::Far | Kind::Near, true) => {
+                bail!(
+                    "{}: field `expected` names no symbol for a reuse case",
+                    at()
+                )
+            }
+            _ => {}
+        }
+    }
+    for (name, source) in &file.projects {
+        let given = [
+            source.pypi.is_some(),
+            source.npm.is_some(),
+            source.krate.is_some(),
+            source.self_rev.is_some(),
+            source.path.is_some(),
+        ];
+        if given.iter().filter(|&&g| g).count() != 1 {
+            bail!(
+                "{}: projects.{name}: give exactly one of `pypi`, `npm`, `crate`, `self`, `path`",
+                path.display()
+            );
+        }
+    }
+    Ok(file)
+}
+
+/// The outcome of one ranking against a case's labels.
+pub fn judge(case: &Case, ranking: &Ranking) -> Outcome {
+    let names: Vec<String> = if ranking.silent {
+        Vec::new()
+    } else {
+        ranking
+            .items
+            .iter()
+            .map(|r| r.suggestion.name.clone())
+            .collect()
+    };
+    let rank = names
+        .iter()
+        .position(|n| case.expected.contains(n))
+        .map(|i| i + 1);
+    let relevant = names
+        .iter()
+        .any(|n| case.expected.contains(n) || case.acceptable.contains(n));
+    Outcome {
+        project: case.project.clone(),
+        kind: case.kind,
+        holdout: case.holdout,
+        prompt: case.prompt.clone(),
+        rank,
+        wrong: !names.is_empty() && !relevant,
+        empty: names.is_empty(),
+        confidence: ranking.confidence,
+        names,
+    }
+}
+
+pub fn figures<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Figures {
+    let mut f = Figures::default();
+    let mut reciprocal = 0.0;
+    for o in outcomes {
+        if o.kind == Kind::None {
+            f.none_cases += 1;
+            f.empty_lists += usize::from(o.empty);
+        } else {
+            f.reuse_cases += 1;
+            f.hits += usize::from(o.rank.is_some());
+            f.wrong_lists += usize::from(o.wrong);
+            reciprocal += o.rank.map_or(0.0, |r| 1.0 / r as f64);
+        }
+    }
+    let share = |k: usize, n: usize| if n == 0 { 0.0 } else { k as f64 / n as f64 };
+    f.hit_at_8 = share(f.hits, f.reuse_cases);
+    f.mrr = if f.reuse_cases == 0 {
+        0.0
+    } else {
+        reciprocal / f.reuse_cases as f64
+    };
+    f.wrong_list_rate = share(f.wrong_lists, f.reuse_cases);
+    f.empty_list_rate = share(f.empty_lists, f.none_cases);
+    f
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    all: Figures,
+    tuning: Figures,
+    holdout: Figures,
+    suggest_ms_p50: f64,
+    outcomes: &'a [Outcome],
+}
+
+pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
+    let file = load(cases_path)?;
+    let base = cases_path.parent().unwrap_or(Path::new("."));
+    let cache = Cache::from_env()?;
+    let mut outcomes = Vec::new();
+    let mut times = Vec::new();
+    for (name, source) in &file.projects {
+        let cases: Vec<&Case> = file.cases.iter().filter(|c| &c.project == name).collect();
+        if cases.is_empty() {
+            continue;
+        }
+        let root = fetch(source, base, &cache)
+            .with_context(|| format!("{}: projects.{name}", cases_path.display()))?;
+        let engine = Engine::open(&root, RuleConfig::default())
+            .with_context(|| format!("projects.{name}: cannot index {}", root.display()))?;
+        for case in cases {
+            let start = Instant::now();
+            let ranking = suggest::rank(engine.index(), &case.prompt);
+            times.push(start.elapsed().as_secs_f64() * 1000.0);
+            outcomes.push(judge(case, &ranking));
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let report = Report {
+        all: figures(&outcomes),
+        tuning: figures(outcomes.iter().filter(|o| !o.holdout)),
+        holdout: figures(outcomes.iter().filter(|o| o.holdout)),
+        suggest_ms_p50: times.get(times.len() / 2).copied().unwrap_or(0.0),
+        outcomes: &outcomes,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", table(&report));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table(r: &Report) -> String {
+    let mut out = String::new();
+    for o in r.outcomes {
+        let verdict = match (o.kind, o.rank, o.empty, o.wrong) {
+            (_, Some(rank), _, _) => format!("hit@{rank}"),
+            (Kind::None, _, true, _) => "empty".to_string(),
+            (_, _, true, _) => "EMPTY".to_string(),
+            (_, _, _, true) => "WRONG".to_string(),
+            _ => "miss".to_string(),
+        };
+        let kind = format!("{:?}", o.kind).to_lowercase();
+        let held = if o.holdout { "H" } else { " " };
+        out.push_str(&format!(
+            "{verdict:<7} {kind:<4} {held} {:.2} {:<10} {}\n        -> {}\n",
+            o.confidence,
+            o.project,
+            o.prompt,
+            o.names.join(", ")
+        ));
+    }
+    for (label, f) in [
+        ("all", &r.all),
+        ("tuning", &r.tuning),
+        ("holdout", &r.holdout),
+    ] {
+        out.push_str(&format!(
+            "{label:<8} hit@8 {}/{} ({:.0}%)  MRR {:.2}  wrong lists {}/{} ({:.0}%)  empty for none {}/{} ({:.0}%)\n",
+            f.hits,
+            f.reuse_cases,
+            100.0 * f.hit_at_8,
+            f.mrr,
+            f.wrong_lists,
+            f.reuse_cases,
+            100.0 * f.wrong_list_rate,
+            f.empty_lists,
+            f.none_cases,
+            100.0 * f.empty_list_rate
+        ));
+    }
+    out.push_str(&format!(
+        "suggestion p50 {:.2} ms (index resident)\n",
+        r.suggest_ms_p50
+    ));
+    out
+}
+
+/// The project's source folder, fetched into the cache the first time.
+fn fetch(source: &ProjectSource, base: &Path, cache: &Cache) -> Result<PathBuf> {
+    if let Some(path) = &source.path {
+        return Ok(base.join(path));
+    }
+    if let Some(spec) = &source.krate {
+        return crate_source(spec);
+    }
+    let (kind, spec) = match (&source.pypi, &source.npm, &source.self_rev) {
+        (Some(s), _, _) => ("pypi", s),
+        (_, Some(s), _) => ("npm", s),
+        (_, _, Some(s)) => ("self", s),
+        _ => bail!("no source given"),
+    };
+    let dest = cache
+        .root
+        .join("suggest")
+        .join(format!("{kind}-{}", spec.replace(['/', '='], "_")));
+    if dest.join(".complete").exists() {
+        return Ok(dest);
+    }
+    if dest.exists() {
+        std::fs::remove_dir_all(&dest)
+            .with_context(|| format!("cannot clear {}", dest.display()))?;
+    }
+    std::fs::create_dir_all(&dest).with_context(|| format!("cannot create {}", dest.display()))?;
+    match kind {
+        "pypi" => {
+            let (name, version) = spec
+                .split_once("==")
+                .with_context(|| format!("field `pypi`: `{spec}` is not NAME==VERSION"))?;
+            let sdist = crate::workspace::download_sdist(cache, name, version)?;
+            crate::workspace::unpack_sdist(&sdist, &dest)?;
+        }
+        "npm" => {
+            let tarball = npm_pack(spec, &dest)?;
+            crate::workspace::unpack_sdist(&tarball, &dest)?;
+            std::fs::remove_file(&tarball)
+                .with_context(|| format!("cannot remove {}", tarball.display()))?;
+        }
+        _ => git_archive(base, spec, &dest)?,
+    }
+    std::fs::write(dest.join(".complete"), "")
+        .with_context(|| format!("cannot write into {}", dest.display()))?;
+    Ok(dest)
+}
+
+fn checked(cmd: &mut Command, what: &str) -> Result<Vec<u8>> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {what}"))?;
+    if !out.status.success() {
+        bail!(
+            "{what} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(out.stdout)
+}
+
+/// `npm pack NAME@VERSION` into `dest`; the tarball's path.
+fn npm_pack(spec: &str, dest: &Path) -> Result<PathBuf> {
+    let out = checked(
+        Command::new("npm")
+            .args(["pack", "--silent", spec, "--pack-destination"])
+            .arg(dest),
+        &format!("field `npm`: `npm pack {spec}`"),
+    )?;
+    let name = String::from_utf8_lossy(&out)
+        .trim()
+        .lines()
+        .last()
+        .unwrap_or("")
+        .to_string();
+    Ok(dest.join(name))
+}
+
+/// A commit of the repository holding the case file, as files.
+fn git_archive(base: &Path, rev: &str, dest: &Path) -> Result<()> {
+    let tar = checked(
+        Command::new("git")
+            .arg("-C")
+            .arg(base)
+            .args(["archive", "--format=tar", rev]),
+        &format!("field `self`: `git archive {rev}`"),
+    )?;
+    tar::Archive::new(tar.as_slice())
+        .unpack(dest)
+        .with_context(|| format!("cannot unpack {rev} into {}", dest.display()))
+}
+
+/// A crate `NAME@VERSION` as cargo unpacks it into `$CARGO_HOME/registry/src`;
+/// fetched with `cargo fetch` when it is not there yet.
+fn crate_source(spec: &str) -> Result<PathBuf> {
+    let (name, version) = spec
+        .split_once('@')
+        .with_context(|| format!("field `crate`: `{spec}` is not NAME@VERSION"))?;
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .context("field `crate`: neither CARGO_HOME nor HOME is set")?;
+    let find = || -> Option<PathBuf> {
+        std::fs::read_dir(home.join("registry/src"))
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join(format!("{name}-{version}")))
+            .find(|p| p.is_dir())
+    };
+    if let Some(found) = find() {
+        return Ok(found);
+    }
+    let tmp = tempfile::tempdir().context("cannot create a temporary folder")?;
+    std::fs::write(
+        tmp.path().join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n[lib]\npath = \"lib.rs\"\n[dependencies]\n{name} = \"={version}\"\n"
+        ),
+    )?;
+    std::fs::write(tmp.path().join("lib.rs"), "")?;
+    checked(
+        Command::new("cargo").arg("fetch").current_dir(tmp.path()),
+        &format!("field `crate`: `cargo fetch` of {spec}"),
+    )?;
+    find().with_context(|| format!("field `crate`: cargo fetched {spec} but it is not unpacked"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sens_engine::finding::Suggestion;
+    use sens_engine::suggest::Ranked;
+
+    fn ranking(names: &[&str], silent: bool) -> Ranking {
+        Ranking {
+            words: Vec::new(),
+            confidence: 0.5,
+            silent,
+            items: names
+                .iter()
+                .map(|n| Ranked {
+                    suggestion: Suggestion {
+                        name: n.to_string(),
+                        signature: String::new(),
+                        file: String::new(),
+                        line: 1,
+                        usages: 0,
+                        score: 1.0,
+                    },
+                    coverage: 0.5,
+                    matches: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    fn case(kind: Kind, expected: &[&str], acceptable: &[&str]) -> Case {
+        Case {
+            project: "p".into(),
+            kind,
+            prompt: String::new(),
+            expected: expected.iter().map(|s| s.to_string()).collect(),
+            acceptable: acceptable.iter().map(|s| s.to_string()).collect(),
+            holdout: false,
+        }
+    }
+
+    #[test]
+    fn figures_follow_the_labels() {
+        let outcomes = [
+            judge(&case(Kind::Far, &["a"], &[]), &ranking(&["x", "a"], false)),
+            judge(&case(Kind::Near, &["b"], &["y"]), &ranking(&["y"], false)),
+            judge(&case(Kind::Far, &["c"], &[]), &ranking(&["z"], false)),
+            judge(&case(Kind::Far, &["d"], &[]), &ranking(&["d"], true)),
+            judge(&case(Kind::None, &[], &[]), &ranking(&["q"], true)),
+            judge(&case(Kind::None, &[], &[]), &ranking(&["q"], false)),
+        ];
+        let f = figures(&outcomes);
+        assert_eq!((f.reuse_cases, f.hits, f.wrong_lists), (4, 1, 1));
+        assert!((f.mrr - 0.5 / 4.0).abs() < 1e-12);
+        assert_eq!((f.none_cases, f.empty_lists), (2, 1));
+        assert!((f.empty_list_rate - 0.5).abs() < 1e-12);
+    }
+}
