@@ -91,7 +91,10 @@ pub struct Outcome {
     pub wrong: bool,
     pub empty: bool,
     pub confidence: f64,
+    /// The list given.
     pub names: Vec<String>,
+    /// The ranking's items, also when silenced.
+    pub ranked: Vec<String>,
 }
 
 /// The figures over a set of outcomes.
@@ -151,16 +154,18 @@ pub fn load(path: &Path) -> Result<CaseFile> {
     Ok(file)
 }
 
-/// The outcome of one ranking against a case's labels.
-pub fn judge(case: &Case, ranking: &Ranking) -> Outcome {
-    let names: Vec<String> = if ranking.silent {
+/// The outcome of one ranking against a case's labels, the list silenced under
+/// `min_confidence`.
+pub fn judge(case: &Case, ranking: &Ranking, min_confidence: f64) -> Outcome {
+    let ranked: Vec<String> = ranking
+        .items
+        .iter()
+        .map(|r| r.suggestion.name.clone())
+        .collect();
+    let names = if ranking.confidence < min_confidence {
         Vec::new()
     } else {
-        ranking
-            .items
-            .iter()
-            .map(|r| r.suggestion.name.clone())
-            .collect()
+        ranked.clone()
     };
     let rank = names
         .iter()
@@ -179,6 +184,7 @@ pub fn judge(case: &Case, ranking: &Ranking) -> Outcome {
         empty: names.is_empty(),
         confidence: ranking.confidence,
         names,
+        ranked,
     }
 }
 
@@ -213,15 +219,20 @@ struct Report<'a> {
     all: Figures,
     tuning: Figures,
     holdout: Figures,
+    /// The tuning cases' figures were the minimum confidence another value.
+    sweep: Vec<(f64, Figures)>,
     suggest_ms_p50: f64,
     outcomes: &'a [Outcome],
 }
+
+/// Minimum confidences the sweep tries.
+const SWEEP: [f64; 10] = [0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2];
 
 pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
     let file = load(cases_path)?;
     let base = cases_path.parent().unwrap_or(Path::new("."));
     let cache = Cache::from_env()?;
-    let mut outcomes = Vec::new();
+    let mut rankings: Vec<(&Case, Ranking)> = Vec::new();
     let mut times = Vec::new();
     for (name, source) in &file.projects {
         let cases: Vec<&Case> = file.cases.iter().filter(|c| &c.project == name).collect();
@@ -236,14 +247,26 @@ pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
             let start = Instant::now();
             let ranking = suggest::rank(engine.index(), &case.prompt);
             times.push(start.elapsed().as_secs_f64() * 1000.0);
-            outcomes.push(judge(case, &ranking));
+            rankings.push((case, ranking));
         }
     }
+    let judged = |min: f64| -> Vec<Outcome> {
+        rankings
+            .iter()
+            .map(|(case, r)| judge(case, r, min))
+            .collect()
+    };
+    let outcomes = judged(suggest::MIN_CONFIDENCE);
+    let sweep = SWEEP
+        .iter()
+        .map(|&min| (min, figures(judged(min).iter().filter(|o| !o.holdout))))
+        .collect();
     times.sort_by(f64::total_cmp);
     let report = Report {
         all: figures(&outcomes),
         tuning: figures(outcomes.iter().filter(|o| !o.holdout)),
         holdout: figures(outcomes.iter().filter(|o| o.holdout)),
+        sweep,
         suggest_ms_p50: times.get(times.len() / 2).copied().unwrap_or(0.0),
         outcomes: &outcomes,
     };
@@ -272,16 +295,25 @@ fn table(r: &Report) -> String {
             o.confidence,
             o.project,
             o.prompt,
-            o.names.join(", ")
+            if o.empty {
+                format!("(silent: {})", o.ranked.join(", "))
+            } else {
+                o.names.join(", ")
+            }
         ));
     }
-    for (label, f) in [
+    let sweep = r.sweep.iter().map(|(min, f)| (format!("min {min:.2}"), f));
+    let rows = [
         ("all", &r.all),
         ("tuning", &r.tuning),
         ("holdout", &r.holdout),
-    ] {
+    ]
+    .into_iter()
+    .map(|(label, f)| (label.to_string(), f))
+    .chain(sweep);
+    for (label, f) in rows {
         out.push_str(&format!(
-            "{label:<8} hit@8 {}/{} ({:.0}%)  MRR {:.2}  wrong lists {}/{} ({:.0}%)  empty for none {}/{} ({:.0}%)\n",
+            "{label:<9} hit@8 {}/{} ({:.0}%)  MRR {:.2}  wrong lists {}/{} ({:.0}%)  empty for none {}/{} ({:.0}%)\n",
             f.hits,
             f.reuse_cases,
             100.0 * f.hit_at_8,
@@ -434,11 +466,11 @@ mod tests {
     use sens_engine::finding::Suggestion;
     use sens_engine::suggest::Ranked;
 
-    fn ranking(names: &[&str], silent: bool) -> Ranking {
+    fn ranking(names: &[&str], confidence: f64) -> Ranking {
         Ranking {
             words: Vec::new(),
-            confidence: 0.5,
-            silent,
+            confidence,
+            silent: confidence < suggest::MIN_CONFIDENCE,
             items: names
                 .iter()
                 .map(|n| Ranked {
@@ -471,12 +503,20 @@ mod tests {
     #[test]
     fn figures_follow_the_labels() {
         let outcomes = [
-            judge(&case(Kind::Far, &["a"], &[]), &ranking(&["x", "a"], false)),
-            judge(&case(Kind::Near, &["b"], &["y"]), &ranking(&["y"], false)),
-            judge(&case(Kind::Far, &["c"], &[]), &ranking(&["z"], false)),
-            judge(&case(Kind::Far, &["d"], &[]), &ranking(&["d"], true)),
-            judge(&case(Kind::None, &[], &[]), &ranking(&["q"], true)),
-            judge(&case(Kind::None, &[], &[]), &ranking(&["q"], false)),
+            judge(
+                &case(Kind::Far, &["a"], &[]),
+                &ranking(&["x", "a"], 0.5),
+                0.3,
+            ),
+            judge(
+                &case(Kind::Near, &["b"], &["y"]),
+                &ranking(&["y"], 0.5),
+                0.3,
+            ),
+            judge(&case(Kind::Far, &["c"], &[]), &ranking(&["z"], 0.5), 0.3),
+            judge(&case(Kind::Far, &["d"], &[]), &ranking(&["d"], 0.1), 0.3),
+            judge(&case(Kind::None, &[], &[]), &ranking(&["q"], 0.1), 0.3),
+            judge(&case(Kind::None, &[], &[]), &ranking(&["q"], 0.5), 0.3),
         ];
         let f = figures(&outcomes);
         assert_eq!((f.reuse_cases, f.hits, f.wrong_lists), (4, 1, 1));

@@ -457,7 +457,8 @@ fn facts(
             decorators.push(text(p));
         } else if is_comment(p) {
             doc.push(text(p));
-        } else {
+        } else if !is_overload_signature(p) {
+            // TypeScript overloads stand between an implementation and its doc.
             break;
         }
         next_row = p.start_position().row;
@@ -518,6 +519,15 @@ fn declaration_statement<'t>(ancestors: &[Node<'t>]) -> Option<Node<'t>> {
         }
     }
     outer
+}
+
+/// A TypeScript overload signature, `export function f(x: A): B` without a body.
+fn is_overload_signature(node: Node) -> bool {
+    let declaration = match node.kind() {
+        "export_statement" => node.named_child(0),
+        _ => Some(node),
+    };
+    declaration.is_some_and(|d| d.kind() == "function_signature")
 }
 
 /// A Rust module under `#[cfg(test)]`.

@@ -46,7 +46,7 @@ const K1: f64 = 1.2;
 
 /// Weight and length normalization (BM25's b) of each stored field, in the order
 /// of [`FIELDS`]: the name says most, a body word least.
-const FIELD_WEIGHTS: [(f64, f64); 4] = [(3.0, 0.5), (1.0, 0.75), (1.5, 0.75), (0.4, 0.75)];
+const FIELD_WEIGHTS: [(f64, f64); 4] = [(3.0, 0.5), (0.8, 0.75), (3.0, 0.75), (0.3, 0.75)];
 /// The module path: a hint, never enough alone.
 const PATH_WEIGHT: (f64, f64) = (0.3, 0.3);
 
@@ -108,16 +108,32 @@ pub fn rank(index: &Index, prompt: &str) -> Ranking {
                     .cmp(&(&b.suggestion.file, b.suggestion.line))
             })
     });
+    let mut seen = rustc_hash::FxHashSet::default();
+    items.retain(|r| seen.insert(r.suggestion.name.clone()));
     let best = items.first().map_or(0.0, |r| r.suggestion.score);
     items.retain(|r| r.suggestion.score >= RELATIVE_FLOOR * best);
     items.truncate(MAX_SUGGESTIONS);
-    let confidence = items.first().map_or(0.0, |r| r.coverage);
+    let confidence = items
+        .iter()
+        .filter(|r| telling(r))
+        .map(|r| r.coverage)
+        .fold(0.0, f64::max);
     Ranking {
         words,
         confidence,
         silent: confidence < MIN_CONFIDENCE,
         items,
     }
+}
+
+/// An item that can vouch for a list: it matches two prompt words, or one in its
+/// name. One word in a doc comment or body is chance as often as not.
+fn telling(item: &Ranked) -> bool {
+    item.matches.len() >= 2
+        || item
+            .matches
+            .iter()
+            .any(|m| m.fields.iter().any(|&(f, _)| f == Field::Name.label()))
 }
 
 /// What one candidate holds of the prompt's words, per field (the path last).
@@ -187,7 +203,8 @@ fn score(index: &Index, candidates: &[&Unit], words: &[String], hashes: &[u64]) 
             (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         })
         .collect();
-    let best_possible: f64 = idf.iter().sum();
+    // One prompt word the project never uses elsewhere, fully saturated.
+    let rare_word = (1.0 + (n + 0.5) / 1.5).ln();
     candidates
         .iter()
         .zip(&hits)
@@ -221,7 +238,7 @@ fn score(index: &Index, candidates: &[&Unit], words: &[String], hashes: &[u64]) 
                     usages,
                     score: total * (1.0 + 0.1 * (1.0 + usages as f64).ln()),
                 },
-                coverage: total / best_possible,
+                coverage: total / rare_word,
                 matches,
             })
         })
