@@ -35,7 +35,7 @@ use sens_engine::config::RuleConfig;
 use sens_engine::suggest::{self, Ranking};
 use serde::{Deserialize, Serialize};
 
-use crate::workspace::Cache;
+use crate::workspace::{Cache, Workspace};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,6 +54,8 @@ pub struct ProjectSource {
     #[serde(rename = "self")]
     self_rev: Option<String>,
     path: Option<PathBuf>,
+    /// A bench task folder: its source as a run materializes it.
+    task: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -61,6 +63,8 @@ pub struct ProjectSource {
 pub enum Kind {
     Far,
     Near,
+    /// The fix belongs in one existing function every caller goes through.
+    Common,
     None,
 }
 
@@ -69,7 +73,10 @@ pub enum Kind {
 pub struct Case {
     pub project: String,
     pub kind: Kind,
+    #[serde(default)]
     pub prompt: String,
+    /// The prompt in a file, relative to the case file (instead of `prompt`).
+    pub prompt_file: Option<PathBuf>,
     #[serde(default)]
     pub expected: Vec<String>,
     #[serde(default)]
@@ -114,10 +121,21 @@ pub struct Figures {
 pub fn load(path: &Path) -> Result<CaseFile> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let file: CaseFile = toml::from_str(&text)
+    let mut file: CaseFile = toml::from_str(&text)
         .with_context(|| format!("{} is not a valid case file", path.display()))?;
-    for (i, case) in file.cases.iter().enumerate() {
+    let base = path.parent().unwrap_or(Path::new("."));
+    for (i, case) in file.cases.iter_mut().enumerate() {
         let at = || format!("{}: cases[{i}]", path.display());
+        match (&case.prompt_file, case.prompt.is_empty()) {
+            (Some(prompt_file), true) => {
+                let prompt_path = base.join(prompt_file);
+                case.prompt = std::fs::read_to_string(&prompt_path).with_context(|| {
+                    format!("{}: field `prompt_file`: cannot read {}", at(), prompt_path.display())
+                })?;
+            }
+            (None, false) => {}
+            _ => bail!("{}: give exactly one of `prompt` and `prompt_file`", at()),
+        }
         if !file.projects.contains_key(&case.project) {
             bail!(
                 "{}: field `project`: no project `{}` in [projects]",
@@ -127,7 +145,7 @@ pub fn load(path: &Path) -> Result<CaseFile> {
         }
         match (case.kind, case.expected.is_empty()) {
             (Kind::None, false) => bail!("{}: field `expected` must be empty for kind none", at()),
-            (Kind::Far | Kind::Near, true) => {
+            (Kind::Far | Kind::Near | Kind::Common, true) => {
                 bail!(
                     "{}: field `expected` names no symbol for a reuse case",
                     at()
@@ -143,10 +161,11 @@ pub fn load(path: &Path) -> Result<CaseFile> {
             source.krate.is_some(),
             source.self_rev.is_some(),
             source.path.is_some(),
+            source.task.is_some(),
         ];
         if given.iter().filter(|&&g| g).count() != 1 {
             bail!(
-                "{}: projects.{name}: give exactly one of `pypi`, `npm`, `crate`, `self`, `path`",
+                "{}: projects.{name}: give exactly one of `pypi`, `npm`, `crate`, `self`, `path`, `task`",
                 path.display()
             );
         }
@@ -239,7 +258,7 @@ pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
         if cases.is_empty() {
             continue;
         }
-        let root = fetch(source, base, &cache)
+        let (root, _copy) = fetch(source, base, &cache)
             .with_context(|| format!("{}: projects.{name}", cases_path.display()))?;
         let engine = Engine::open(&root, RuleConfig::default())
             .with_context(|| format!("projects.{name}: cannot index {}", root.display()))?;
@@ -294,7 +313,7 @@ fn table(r: &Report) -> String {
             "{verdict:<7} {kind:<4} {held} {:.2} {:<10} {}\n        -> {}\n",
             o.confidence,
             o.project,
-            o.prompt,
+            headline(&o.prompt),
             if o.empty {
                 format!("(silent: {})", o.ranked.join(", "))
             } else {
@@ -333,13 +352,32 @@ fn table(r: &Report) -> String {
     out
 }
 
-/// The project's source folder, fetched into the cache the first time.
-fn fetch(source: &ProjectSource, base: &Path, cache: &Cache) -> Result<PathBuf> {
+/// A prompt's first line, cut to fit a table row.
+fn headline(prompt: &str) -> String {
+    let line = prompt.lines().next().unwrap_or("");
+    match line.char_indices().nth(90) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
+}
+
+/// The project's source folder, fetched into the cache the first time (a task's
+/// copy lives as long as the workspace returned with it).
+fn fetch(
+    source: &ProjectSource,
+    base: &Path,
+    cache: &Cache,
+) -> Result<(PathBuf, Option<Workspace>)> {
     if let Some(path) = &source.path {
-        return Ok(base.join(path));
+        return Ok((base.join(path), None));
+    }
+    if let Some(dir) = &source.task {
+        let task = crate::task::load_task(&base.join(dir))?;
+        let copy = Workspace::for_task(&task, cache)?;
+        return Ok((copy.root.clone(), Some(copy)));
     }
     if let Some(spec) = &source.krate {
-        return crate_source(spec);
+        return Ok((crate_source(spec)?, None));
     }
     let (kind, spec) = match (&source.pypi, &source.npm, &source.self_rev) {
         (Some(s), _, _) => ("pypi", s),
@@ -352,7 +390,7 @@ fn fetch(source: &ProjectSource, base: &Path, cache: &Cache) -> Result<PathBuf> 
         .join("suggest")
         .join(format!("{kind}-{}", spec.replace(['/', '='], "_")));
     if dest.join(".complete").exists() {
-        return Ok(dest);
+        return Ok((dest, None));
     }
     if dest.exists() {
         std::fs::remove_dir_all(&dest)
@@ -377,7 +415,7 @@ fn fetch(source: &ProjectSource, base: &Path, cache: &Cache) -> Result<PathBuf> 
     }
     std::fs::write(dest.join(".complete"), "")
         .with_context(|| format!("cannot write into {}", dest.display()))?;
-    Ok(dest)
+    Ok((dest, None))
 }
 
 fn checked(cmd: &mut Command, what: &str) -> Result<Vec<u8>> {
@@ -494,6 +532,7 @@ mod tests {
             project: "p".into(),
             kind,
             prompt: String::new(),
+            prompt_file: None,
             expected: expected.iter().map(|s| s.to_string()).collect(),
             acceptable: acceptable.iter().map(|s| s.to_string()).collect(),
             holdout: false,
