@@ -130,7 +130,11 @@ pub fn load(path: &Path) -> Result<CaseFile> {
             (Some(prompt_file), true) => {
                 let prompt_path = base.join(prompt_file);
                 case.prompt = std::fs::read_to_string(&prompt_path).with_context(|| {
-                    format!("{}: field `prompt_file`: cannot read {}", at(), prompt_path.display())
+                    format!(
+                        "{}: field `prompt_file`: cannot read {}",
+                        at(),
+                        prompt_path.display()
+                    )
                 })?;
             }
             (None, false) => {}
