@@ -39,14 +39,14 @@ use words::word_hash;
 /// At most this many suggestions.
 pub const MAX_SUGGESTIONS: usize = 8;
 /// The best coverage a list needs; under it the engine says nothing.
-pub const MIN_CONFIDENCE: f64 = 0.6;
+pub const MIN_CONFIDENCE: f64 = 0.5;
 /// Items kept score at least this share of the best item.
 const RELATIVE_FLOOR: f64 = 0.35;
 const K1: f64 = 1.2;
 
 /// Weight and length normalization (BM25's b) of each stored field, in the order
 /// of [`FIELDS`]: the name says most, a body word least.
-const FIELD_WEIGHTS: [(f64, f64); 4] = [(3.0, 0.5), (0.8, 0.75), (3.0, 0.75), (0.3, 0.75)];
+const FIELD_WEIGHTS: [(f64, f64); 4] = [(3.0, 0.5), (0.8, 0.75), (3.0, 0.75), (0.4, 0.75)];
 /// The module path: a hint, never enough alone.
 const PATH_WEIGHT: (f64, f64) = (0.3, 0.3);
 
