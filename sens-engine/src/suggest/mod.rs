@@ -43,6 +43,8 @@ pub const MIN_CONFIDENCE: f64 = 0.5;
 /// Items kept score at least this share of the best item.
 const RELATIVE_FLOOR: f64 = 0.35;
 const K1: f64 = 1.2;
+/// An item scores by this many of its best-matching prompt words.
+const BEST_WORDS: usize = 6;
 
 /// Weight and length normalization (BM25's b) of each stored field, in the order
 /// of [`FIELDS`]: the name says most, a body word least.
@@ -210,14 +212,12 @@ fn score(index: &Index, candidates: &[&Unit], words: &[String], hashes: &[u64]) 
         .zip(&hits)
         .filter_map(|(unit, h)| {
             let mut matches = Vec::new();
-            let mut total = 0.0;
             for (t, word) in words.iter().enumerate() {
                 let x = tf(h, t);
                 if x <= 0.0 {
                     continue;
                 }
                 let s = idf[t] * x / (K1 + x);
-                total += s;
                 let labels = FIELDS.iter().map(|f| f.label()).chain(["path"]);
                 matches.push(Match {
                     word: word.clone(),
@@ -228,6 +228,10 @@ fn score(index: &Index, candidates: &[&Unit], words: &[String], hashes: &[u64]) 
             if matches.is_empty() {
                 return None;
             }
+            // The best words only: in a long prompt, a big class matching many
+            // words weakly must not outrank a helper matching a few well.
+            matches.sort_by(|a, b| b.score.total_cmp(&a.score));
+            let total: f64 = matches.iter().take(BEST_WORDS).map(|m| m.score).sum();
             let usages = index.usages(&unit.data.name) as usize;
             Some(Ranked {
                 suggestion: Suggestion {
