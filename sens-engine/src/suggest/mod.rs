@@ -48,7 +48,7 @@ const BEST_WORDS: usize = 6;
 
 /// Weight and length normalization (BM25's b) of each stored field, in the order
 /// of [`FIELDS`]: the name says most, a body word least.
-const FIELD_WEIGHTS: [(f64, f64); 4] = [(3.0, 0.5), (0.8, 0.75), (4.0, 0.5), (0.4, 0.75)];
+const FIELD_WEIGHTS: [(f64, f64); 4] = [(3.0, 0.5), (0.8, 0.75), (5.0, 0.3), (0.4, 0.75)];
 /// The module path: a hint, never enough alone.
 const PATH_WEIGHT: (f64, f64) = (0.3, 0.3);
 
