@@ -39,7 +39,7 @@ use words::word_hash;
 /// At most this many suggestions.
 pub const MAX_SUGGESTIONS: usize = 8;
 /// The best coverage a list needs; under it the engine says nothing.
-pub const MIN_CONFIDENCE: f64 = 0.5;
+pub const MIN_CONFIDENCE: f64 = 0.6;
 /// Items kept score at least this share of the best item.
 const RELATIVE_FLOOR: f64 = 0.35;
 const K1: f64 = 1.2;
