@@ -336,7 +336,11 @@ mod tests {
             ["week", "total"]
         );
         assert_eq!(subwords("categories status"), ["category", "status"]);
-        assert!(subwords("no such record, keep the output until the end").is_empty());
+        assert!(subwords("no such record, keep the output to the end").is_empty());
+        assert_eq!(
+            subwords("between, until, without"),
+            ["between", "until", "without"]
+        );
         for (a, b) in [
             ("formatted", "format"),
             ("dates", "date"),
