@@ -13,6 +13,7 @@ use sens_engine::dupes;
 use sens_engine::finding::{Finding, Suggestion};
 use sens_engine::index::{BuildReport, Index};
 use sens_engine::judge::Judge;
+use sens_engine::suggest::{self, Ranking};
 use sens_engine::walk::WalkOptions;
 use serde::Serialize;
 
@@ -46,10 +47,21 @@ pub enum EngineCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Up to 8 existing symbols relevant to a prompt.
+    /// Up to 8 existing symbols relevant to a prompt, or none.
     Suggest {
         dir: PathBuf,
         prompt: String,
+        #[arg(long)]
+        json: bool,
+        /// Per item, the fields and words that scored, and the list's confidence
+        /// (items are shown even when the engine would say nothing).
+        #[arg(long)]
+        explain: bool,
+    },
+    /// Suggestions against a file of labelled prompts: hit@8, MRR, wrong-list and
+    /// empty-list rates (format: `sens_bench::suggest_eval`).
+    SuggestEval {
+        cases: PathBuf,
         #[arg(long)]
         json: bool,
     },
@@ -77,7 +89,13 @@ pub fn run(command: EngineCommand) -> Result<ExitCode> {
             content,
             json,
         } => check(&dir, &file, &content, json),
-        EngineCommand::Suggest { dir, prompt, json } => suggest(&dir, &prompt, json),
+        EngineCommand::Suggest {
+            dir,
+            prompt,
+            json,
+            explain,
+        } => suggest(&dir, &prompt, json, explain),
+        EngineCommand::SuggestEval { cases, json } => crate::suggest_eval::run(&cases, json),
         EngineCommand::Bench { dir, runs } => crate::engine_bench::bench(&dir, runs),
     }
 }
@@ -246,8 +264,17 @@ struct SuggestJson<'a> {
     suggestions: &'a [Suggestion],
 }
 
-fn suggest(dir: &Path, prompt: &str, json: bool) -> Result<ExitCode> {
+fn suggest(dir: &Path, prompt: &str, json: bool, explain: bool) -> Result<ExitCode> {
     let engine = Engine::open(dir, RuleConfig::default())?;
+    if explain {
+        let ranking = suggest::rank(engine.index(), prompt);
+        if json {
+            println!("{}", serde_json::to_string_pretty(&ranking)?);
+        } else {
+            print!("{}", explain_table(&ranking));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let suggestions = engine.suggest(prompt)?;
     if json {
         println!(
@@ -260,11 +287,47 @@ fn suggest(dir: &Path, prompt: &str, json: bool) -> Result<ExitCode> {
         println!("no existing symbol is relevant enough");
     } else {
         for s in &suggestions {
-            println!(
-                "{}:{}  {}  ({} usages, score {:.2})",
-                s.file, s.line, s.signature, s.usages, s.score
-            );
+            println!("{}", suggestion_line(s));
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn suggestion_line(s: &Suggestion) -> String {
+    format!(
+        "{}:{}  {}  ({} usages, score {:.2})",
+        s.file, s.line, s.signature, s.usages, s.score
+    )
+}
+
+fn explain_table(r: &Ranking) -> String {
+    let mut out = format!(
+        "prompt words: {}\nconfidence {:.3} (minimum {:.3}): {}\n",
+        r.words.join(" "),
+        r.confidence,
+        suggest::MIN_CONFIDENCE,
+        if r.silent {
+            "nothing is suggested"
+        } else {
+            "the list is given"
+        }
+    );
+    for item in &r.items {
+        out.push_str(&format!(
+            "{}\n    coverage {:.3}:",
+            suggestion_line(&item.suggestion),
+            item.coverage
+        ));
+        for m in &item.matches {
+            let fields: Vec<String> = m.fields.iter().map(|(f, n)| format!("{f}x{n}")).collect();
+            out.push_str(&format!(
+                " {} {:.2} [{}]",
+                m.word,
+                m.score,
+                fields.join(" ")
+            ));
+        }
+        out.push('\n');
+    }
+    out
 }

@@ -7,7 +7,7 @@
 //! groups) -> `workspace` (copies, hidden files, the agent's diff) -> `agent`
 //! (the CLI session) -> `measure` -> `record` -> `batch` (the batch folder and
 //! one attempt) -> `stats` -> `report`. The commands over them: `run`,
-//! `sequence_run`, `validate`, `calibrate`, `engine_cli` (with `engine_bench`), `stats_bench`.
+//! `sequence_run`, `validate`, `calibrate`, `suggest_eval`, `engine_cli` (with `engine_bench`), `stats_bench`.
 
 pub mod agent;
 pub mod batch;
@@ -24,6 +24,7 @@ pub mod sequence_run;
 pub mod spec;
 pub mod stats;
 pub mod stats_bench;
+pub mod suggest_eval;
 pub mod sync;
 pub mod validate;
 pub mod workspace;

@@ -85,6 +85,12 @@ struct CommandLimits {
 }
 
 fn main() -> ExitCode {
+    // A reader that stops early (`| head`) ends the process quietly, as for any
+    // Unix tool, instead of a panic in the middle of `println!`.
+    // SAFETY: resetting a signal's disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let outcome: anyhow::Result<ExitCode> = match cli.command {
         Command::Engine { command } => engine_cli::run(command),

@@ -277,3 +277,129 @@ fn suggest_lists_the_helper_for_a_related_prompt_only() {
     ]));
     assert_eq!(v["suggestions"].as_array().unwrap().len(), 0, "{v}");
 }
+
+/// A project whose `fold` helper is found by its doc comment, and a case file on it.
+fn suggest_cases(cases: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("proj")).unwrap();
+    fs::write(
+        dir.path().join("proj/text.py"),
+        "def fold(text):\n    \"\"\"Lower-cases text and strips accents, so that 'Café' and 'cafe' compare equal.\"\"\"\n    return text.lower()\n\ndef cents_of(amount):\n    \"\"\"Parses an amount such as '12,50' into cents.\"\"\"\n    return round(float(amount) * 100)\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("cases.toml"), cases).unwrap();
+    dir
+}
+
+#[test]
+fn suggest_eval_computes_its_figures_against_the_labels() {
+    let dir = suggest_cases(
+        r#"
+[projects.p]
+path = "proj"
+
+[[cases]]
+project = "p"
+kind = "far"
+prompt = "Searching for cafe must find Café too: ignore accents"
+expected = ["fold"]
+
+[[cases]]
+project = "p"
+kind = "near"
+prompt = "Searching for cafe must find Café too: ignore accents"
+expected = ["cents_of"]
+holdout = true
+
+[[cases]]
+project = "p"
+kind = "none"
+prompt = "Write a poem about autumn leaves"
+"#,
+    );
+    let cases = dir.path().join("cases.toml");
+    let v = json(&run(&[
+        "engine",
+        "suggest-eval",
+        cases.to_str().unwrap(),
+        "--json",
+    ]));
+    let all = &v["all"];
+    assert_eq!(
+        (&all["reuse_cases"], &all["hits"], &all["wrong_lists"]),
+        (&json!(2), &json!(1), &json!(1)),
+        "{v}"
+    );
+    assert_eq!(all["mrr"], 0.5, "{v}");
+    assert_eq!(
+        (&all["none_cases"], &all["empty_lists"]),
+        (&json!(1), &json!(1))
+    );
+    assert_eq!(v["holdout"]["wrong_lists"], 1, "{v}");
+    assert_eq!(v["tuning"]["hits"], 1, "{v}");
+}
+
+#[test]
+fn suggest_eval_names_the_file_and_field_of_a_bad_case() {
+    for (cases, field) in [
+        (
+            "[projects.p]\npath = \"proj\"\n[[cases]]\nproject = \"q\"\nkind = \"far\"\nprompt = \"x\"\nexpected = [\"a\"]\n",
+            "project",
+        ),
+        (
+            "[projects.p]\npath = \"proj\"\n[[cases]]\nproject = \"p\"\nkind = \"far\"\nprompt = \"x\"\n",
+            "expected",
+        ),
+        (
+            "[projects.p]\npath = \"proj\"\npypi = \"a==1\"\n[[cases]]\nproject = \"p\"\nkind = \"none\"\nprompt = \"x\"\n",
+            "exactly one of",
+        ),
+        (
+            "[projects.p]\npath = \"proj\"\n[[cases]]\nproject = \"p\"\nkind = \"sideways\"\nprompt = \"x\"\n",
+            "kind",
+        ),
+    ] {
+        let dir = suggest_cases(cases);
+        let file = dir.path().join("cases.toml");
+        let out = run(&["engine", "suggest-eval", file.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("cases.toml") && err.contains(field), "{err}");
+    }
+}
+
+#[test]
+fn commands_that_print_exit_quietly_when_the_reader_goes_away() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let dir = messy_project();
+    let root = dir.path().to_str().unwrap();
+    for args in [
+        vec![
+            "engine",
+            "suggest",
+            root,
+            "summarize the orders of one region",
+        ],
+        vec!["engine", "suggest", root, "summarize orders", "--explain"],
+        vec!["engine", "index", root],
+        vec!["engine", "dupes", root],
+    ] {
+        let mut child = Command::new(BIN)
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader (`| head -0`) is gone before the first line is printed.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.is_empty(), "{args:?}: {err}");
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+            "{args:?}: {:?}",
+            out.status
+        );
+    }
+}

@@ -10,6 +10,7 @@ use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 use crate::config::RuleConfig;
 use crate::fingerprint::{self, MinHasher, Token, TokenClass};
 use crate::lang::{KindFlags, Lang};
+use crate::suggest::Terms;
 
 /// Statements per window.
 pub const WINDOW: usize = 4;
@@ -62,6 +63,11 @@ pub struct UnitFacts {
     pub doc: String,
     /// Written as an argument of a call (a callback): used where it stands.
     pub callback: bool,
+    /// Inside a module compiled for tests only (`#[cfg(test)] mod tests`).
+    pub in_test_module: bool,
+    /// The words of its name, signature, doc comment and body, for suggestions
+    /// (empty for windows).
+    pub terms: Terms,
 }
 
 /// Doc text kept per unit (for suggestions), in bytes.
@@ -230,6 +236,9 @@ pub fn extract(
     let root = tree.root_node();
     let mut tokens: Vec<Token> = Vec::new();
     let mut idents: FxHashMap<&str, u32> = FxHashMap::default();
+    // Texts of identifier and string tokens by token index: the body words of
+    // the suggestions.
+    let mut words: Vec<(usize, &str)> = Vec::new();
     let mut raw: Vec<RawUnit> = Vec::new();
     let mut frames: Vec<Frame> = Vec::new();
     // Names of enclosing named units, for window names.
@@ -287,8 +296,10 @@ pub fn extract(
             if !text.trim().is_empty() {
                 let class = if flags.contains(KindFlags::IDENTIFIER) {
                     *idents.entry(text).or_insert(0) += 1;
+                    words.push((tokens.len(), text));
                     TokenClass::Identifier
                 } else if flags.contains(KindFlags::STRING) {
+                    words.push((tokens.len(), text));
                     TokenClass::String
                 } else if flags.contains(KindFlags::NUMBER) {
                     TokenClass::Number
@@ -313,7 +324,7 @@ pub fn extract(
                 break;
             }
             if !cursor.goto_parent() {
-                return finish(lang, raw, &tokens, idents, root.has_error(), fp);
+                return finish(lang, raw, &tokens, &words, idents, root.has_error(), fp);
             }
             depth -= 1;
         }
@@ -455,9 +466,11 @@ fn facts(
     };
     let mut decorators = Vec::new();
     let mut doc = Vec::new();
-    // Attributes and doc comments stand right before the unit, in any order.
-    let mut next_row = node.start_position().row;
-    let mut prev = node.prev_named_sibling();
+    // Attributes and doc comments stand right before the unit, in any order; before
+    // `export function f` or `const f = () => ...` they stand before the statement.
+    let anchor = declaration_statement(ancestors).unwrap_or(node);
+    let mut next_row = anchor.start_position().row;
+    let mut prev = anchor.prev_named_sibling();
     while let Some(p) = prev {
         if p.end_position().row + 1 < next_row {
             break;
@@ -466,7 +479,8 @@ fn facts(
             decorators.push(text(p));
         } else if is_comment(p) {
             doc.push(text(p));
-        } else {
+        } else if !is_overload_signature(p) {
+            // TypeScript overloads stand between an implementation and its doc.
             break;
         }
         next_row = p.start_position().row;
@@ -500,7 +514,7 @@ fn facts(
         exported: signature.starts_with("pub ")
             || signature.starts_with("public ")
             || signature.contains(" public ")
-            || exported_by_statement(ancestors)
+            || declaration_statement(ancestors).is_some_and(|n| n.kind() == "export_statement")
             || (lang.name() == "go" && name.starts_with(|c: char| c.is_uppercase())),
         implements: in_trait_impl
             || signature.split_whitespace().any(|w| w == "override")
@@ -508,19 +522,47 @@ fn facts(
         decorators,
         doc,
         callback: callback_of(ancestors).is_some(),
+        in_test_module: ancestors.iter().any(|a| is_test_module(*a, source)),
+        terms: Terms::default(),
     }
 }
 
-/// JS/TS: `export function f`, `export const f = () => ...`, `export class C`.
-fn exported_by_statement(ancestors: &[Node]) -> bool {
+/// JS/TS: the statement that declares the unit, `export function f`, `export const
+/// f = () => ...`, `export class C` or `const f = () => ...`: the outermost of the
+/// export statement and the variable declaration around the unit.
+fn declaration_statement<'t>(ancestors: &[Node<'t>]) -> Option<Node<'t>> {
+    let mut outer = None;
     for n in ancestors.iter().rev().take(3) {
         match n.kind() {
-            "export_statement" => return true,
-            "variable_declarator" | "lexical_declaration" => {}
-            _ => return false,
+            "export_statement" => return Some(*n),
+            "lexical_declaration" | "variable_declaration" => outer = Some(*n),
+            "variable_declarator" => {}
+            _ => break,
         }
     }
-    false
+    outer
+}
+
+/// A TypeScript overload signature, `export function f(x: A): B` without a body.
+fn is_overload_signature(node: Node) -> bool {
+    let declaration = match node.kind() {
+        "export_statement" => node.named_child(0),
+        _ => Some(node),
+    };
+    declaration.is_some_and(|d| d.kind() == "function_signature")
+}
+
+/// A Rust module under `#[cfg(test)]`.
+fn is_test_module(node: Node, source: &str) -> bool {
+    node.kind() == "mod_item"
+        && node
+            .prev_named_sibling()
+            .filter(|p| p.kind() == "attribute_item")
+            .is_some_and(|p| {
+                source[p.byte_range()]
+                    .replace(' ', "")
+                    .contains("cfg(test)")
+            })
 }
 
 /// Python: the string that opens a function's or class's body.
@@ -547,17 +589,22 @@ fn finish(
     lang: &Lang,
     raw: Vec<RawUnit>,
     tokens: &[Token],
+    words: &[(usize, &str)],
     mut idents: FxHashMap<&str, u32>,
     parse_errors: bool,
     fp: &Fingerprinter,
 ) -> ParsedFile {
     let mut units = Vec::with_capacity(raw.len());
-    for r in raw {
+    for mut r in raw {
         let toks = &tokens[r.tok_start..r.tok_end];
         if toks.is_empty() {
             continue;
         }
         if r.kind != UnitKind::Window {
+            let first = words.partition_point(|&(i, _)| i < r.tok_start);
+            let last = words.partition_point(|&(i, _)| i < r.tok_end);
+            let body = words[first..last].iter().map(|&(_, text)| text);
+            r.facts.terms = Terms::new(&r.name, &r.signature, &r.facts.doc, body);
             // A definition's own name and its recursive calls are not usages.
             let name_hash = fingerprint::hash_text(&r.name);
             let own = toks

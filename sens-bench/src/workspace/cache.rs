@@ -131,7 +131,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<()> {
 }
 
 /// The sdist of `name==version`, downloaded once with pip into the cache.
-pub(super) fn download_sdist(cache: &Cache, name: &str, version: &str) -> Result<PathBuf> {
+pub(crate) fn download_sdist(cache: &Cache, name: &str, version: &str) -> Result<PathBuf> {
     let _one_at_a_time = crate::sync::lock(&CACHE_LOCK);
     let dir = cache.folder(&["pypi", &format!("{name}-{version}")])?;
     if let Some(sdist) = single_sdist(&dir)? {

@@ -21,7 +21,7 @@ pub mod cache;
 pub mod diff;
 pub mod git;
 pub mod hidden;
-mod sources;
+pub mod sources;
 
 /// One materialized copy. The folder is removed when this is dropped.
 #[derive(Debug)]

@@ -60,7 +60,7 @@ fn write_blob(path: &Path, content: &[u8], mode: i32) -> Result<()> {
 }
 
 /// Unpacks a `.tar.gz` sdist into `dest` without its single top folder.
-pub(super) fn unpack_sdist(sdist: &Path, dest: &Path) -> Result<()> {
+pub(crate) fn unpack_sdist(sdist: &Path, dest: &Path) -> Result<()> {
     let file =
         std::fs::File::open(sdist).with_context(|| format!("cannot open {}", sdist.display()))?;
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));

@@ -1,0 +1,337 @@
+//! Suggestions for a user prompt (SPEC 2.5): existing functions and classes that
+//! do what the prompt asks, or nothing. A wrong list is worse than none: the agent
+//! reads it, stops searching and writes the helper it was not shown.
+//!
+//! Ranking is BM25F over what a symbol does, not only what it is called: the words
+//! of its name, signature, doc comment and body (identifiers and string words,
+//! collected when its file is parsed, see [`Terms`]) and, weighted low, its module
+//! path. A symbol's field counts are weighted and length-normalized per field, then
+//! saturated once per prompt word, so a word repeated in a long body cannot outweigh
+//! a word in the name. The usage count boosts a little.
+//!
+//! Saying nothing: a symbol's *coverage* is its score over the most any symbol
+//! could score on that prompt (every word saturated, words the project never uses
+//! at the highest idf), so it compares across prompts and projects. The list is
+//! empty when the best coverage is under [`MIN_CONFIDENCE`], and holds only items
+//! within [`RELATIVE_FLOOR`] of the best. Both are tuned on the cases of
+//! `bench/suggest/cases.toml` (`sens-bench engine suggest-eval`).
+//!
+//! Not candidates: windows, anonymous units, callbacks, `main`, test code (test
+//! files, `#[cfg(test)]` modules, test functions by name or attribute), functions
+//! local to another function, and vendored code (the walk skips it).
+
+mod terms;
+mod words;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+pub use terms::{Field, Terms};
+pub use words::subwords;
+
+use crate::finding::Suggestion;
+use crate::index::{Index, Unit};
+use crate::paths::is_test_path;
+use crate::units::UnitKind;
+use terms::FIELDS;
+use words::word_hash;
+
+/// At most this many suggestions.
+pub const MAX_SUGGESTIONS: usize = 8;
+/// The best coverage a list needs; under it the engine says nothing.
+pub const MIN_CONFIDENCE: f64 = 0.6;
+/// Items kept score at least this share of the best item.
+const RELATIVE_FLOOR: f64 = 0.35;
+const K1: f64 = 1.2;
+/// An item scores by this many of its best-matching prompt words.
+const BEST_WORDS: usize = 6;
+
+/// Weight and length normalization (BM25's b) of each stored field, in the order
+/// of [`FIELDS`]: the name says most, a body word least.
+const FIELD_WEIGHTS: [(f64, f64); 4] = [(3.0, 0.5), (0.8, 0.75), (5.0, 0.3), (0.4, 0.75)];
+/// The module path: a hint, never enough alone.
+const PATH_WEIGHT: (f64, f64) = (0.3, 0.3);
+
+/// One prompt word that scored for an item: where it stood and what it added.
+#[derive(Debug, Clone, Serialize)]
+pub struct Match {
+    pub word: String,
+    /// Field label and count, for fields holding the word.
+    pub fields: Vec<(&'static str, u16)>,
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Ranked {
+    #[serde(flatten)]
+    pub suggestion: Suggestion,
+    /// The item's score over the prompt's best possible score.
+    pub coverage: f64,
+    pub matches: Vec<Match>,
+}
+
+/// The best items for a prompt, before and after the decision to say nothing.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ranking {
+    /// The prompt's words as ranked (stop words dropped, stemmed).
+    pub words: Vec<String>,
+    /// The best item's coverage.
+    pub confidence: f64,
+    /// Under [`MIN_CONFIDENCE`]: the engine suggests nothing.
+    pub silent: bool,
+    /// The best items (kept even when silent, to explain).
+    pub items: Vec<Ranked>,
+}
+
+/// Up to [`MAX_SUGGESTIONS`] existing symbols relevant to `prompt`, best first;
+/// empty when none is relevant enough.
+pub fn suggest(index: &Index, prompt: &str) -> Vec<Suggestion> {
+    let ranking = rank(index, prompt);
+    if ranking.silent {
+        return Vec::new();
+    }
+    ranking.items.into_iter().map(|r| r.suggestion).collect()
+}
+
+/// The ranking behind [`suggest`], with what scored.
+pub fn rank(index: &Index, prompt: &str) -> Ranking {
+    let mut words = subwords(prompt);
+    words.sort();
+    words.dedup();
+    let hashes: Vec<u64> = words.iter().map(|w| word_hash(w)).collect();
+    let candidates = candidates(index);
+    let mut items = score(index, &candidates, &words, &hashes);
+    items.sort_by(|a, b| {
+        b.suggestion
+            .score
+            .total_cmp(&a.suggestion.score)
+            .then_with(|| {
+                (&a.suggestion.file, a.suggestion.line)
+                    .cmp(&(&b.suggestion.file, b.suggestion.line))
+            })
+    });
+    let mut seen = rustc_hash::FxHashSet::default();
+    items.retain(|r| seen.insert(r.suggestion.name.clone()));
+    let best = items.first().map_or(0.0, |r| r.suggestion.score);
+    items.retain(|r| r.suggestion.score >= RELATIVE_FLOOR * best);
+    items.truncate(MAX_SUGGESTIONS);
+    let confidence = items
+        .iter()
+        .filter(|r| telling(r))
+        .map(|r| r.coverage)
+        .fold(0.0, f64::max);
+    Ranking {
+        words,
+        confidence,
+        silent: confidence < MIN_CONFIDENCE,
+        items,
+    }
+}
+
+/// An item that can vouch for a list: it matches two prompt words, or one in its
+/// name. One word in a doc comment or body is chance as often as not.
+fn telling(item: &Ranked) -> bool {
+    item.matches.len() >= 2
+        || item
+            .matches
+            .iter()
+            .any(|m| m.fields.iter().any(|&(f, _)| f == Field::Name.label()))
+}
+
+/// What one candidate holds of the prompt's words, per field (the path last).
+struct Hits {
+    counts: Vec<[u16; 5]>,
+    lengths: [f64; 5],
+}
+
+fn score(index: &Index, candidates: &[&Unit], words: &[String], hashes: &[u64]) -> Vec<Ranked> {
+    let mut path_words: FxHashMap<&str, Vec<u64>> = FxHashMap::default();
+    let hits: Vec<Hits> = candidates
+        .iter()
+        .map(|u| {
+            let path = path_words
+                .entry(&u.file)
+                .or_insert_with(|| module_words(&u.file));
+            let t = &u.data.facts.terms;
+            let counts = hashes
+                .iter()
+                .map(|&h| {
+                    let [a, b, c, d] = t.counts(h);
+                    let p = path.iter().filter(|&&w| w == h).count();
+                    [a, b, c, d, u16::try_from(p).unwrap_or(u16::MAX)]
+                })
+                .collect();
+            let mut lengths = [0.0; 5];
+            for f in FIELDS {
+                lengths[f as usize] = f64::from(t.length(f));
+            }
+            lengths[4] = path.len() as f64;
+            Hits { counts, lengths }
+        })
+        .collect();
+    let n = candidates.len().max(1) as f64;
+    let mut avg = [0.0; 5];
+    for h in &hits {
+        for (a, l) in avg.iter_mut().zip(h.lengths) {
+            *a += l / n;
+        }
+    }
+    let weights = [
+        FIELD_WEIGHTS[0],
+        FIELD_WEIGHTS[1],
+        FIELD_WEIGHTS[2],
+        FIELD_WEIGHTS[3],
+        PATH_WEIGHT,
+    ];
+    let tf = |h: &Hits, term: usize| -> f64 {
+        (0..5)
+            .map(|f| {
+                let (w, b) = weights[f];
+                let norm = if avg[f] > 0.0 {
+                    1.0 - b + b * h.lengths[f] / avg[f]
+                } else {
+                    1.0
+                };
+                w * f64::from(h.counts[term][f]) / norm
+            })
+            .sum()
+    };
+    let idf: Vec<f64> = (0..hashes.len())
+        .map(|t| {
+            let df = hits
+                .iter()
+                .filter(|h| h.counts[t].iter().any(|&c| c > 0))
+                .count() as f64;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
+    // One prompt word the project never uses elsewhere, fully saturated.
+    let rare_word = (1.0 + (n + 0.5) / 1.5).ln();
+    candidates
+        .iter()
+        .zip(&hits)
+        .filter_map(|(unit, h)| {
+            let mut matches = Vec::new();
+            for (t, word) in words.iter().enumerate() {
+                let x = tf(h, t);
+                if x <= 0.0 {
+                    continue;
+                }
+                let s = idf[t] * x / (K1 + x);
+                let labels = FIELDS.iter().map(|f| f.label()).chain(["path"]);
+                matches.push(Match {
+                    word: word.clone(),
+                    fields: labels.zip(h.counts[t]).filter(|&(_, c)| c > 0).collect(),
+                    score: s,
+                });
+            }
+            if matches.is_empty() {
+                return None;
+            }
+            // The best words only: in a long prompt, a big class matching many
+            // words weakly must not outrank a helper matching a few well.
+            matches.sort_by(|a, b| b.score.total_cmp(&a.score));
+            let total: f64 = matches.iter().take(BEST_WORDS).map(|m| m.score).sum();
+            let usages = index.usages(&unit.data.name) as usize;
+            Some(Ranked {
+                suggestion: Suggestion {
+                    name: unit.data.name.clone(),
+                    signature: unit.data.signature.clone(),
+                    file: unit.file.to_string(),
+                    line: unit.data.start_line as usize,
+                    usages,
+                    score: total * (1.0 + 0.1 * (1.0 + usages as f64).ln()),
+                },
+                coverage: total / rare_word,
+                matches,
+            })
+        })
+        .collect()
+}
+
+/// The module path's words: folders and file stem.
+fn module_words(path: &str) -> Vec<u64> {
+    let stem = path.rsplit_once('.').map_or(path, |(stem, _)| stem);
+    subwords(stem).iter().map(|w| word_hash(w)).collect()
+}
+
+/// The symbols a suggestion may name.
+fn candidates(index: &Index) -> Vec<&Unit> {
+    let mut out = Vec::new();
+    for (path, entry) in index.files() {
+        if is_test_path(path) {
+            continue;
+        }
+        // Functions enclosing the current unit, innermost last (units come in
+        // source order, outer before inner).
+        let mut open: Vec<(u32, u32)> = Vec::new();
+        for unit in entry.units.iter().filter_map(|&id| index.unit(id)) {
+            let d = &unit.data;
+            if d.kind == UnitKind::Window {
+                continue;
+            }
+            while open.last().is_some_and(|&(_, end)| end < d.start_line) {
+                open.pop();
+            }
+            let local = open.iter().any(|&(start, end)| {
+                start <= d.start_line
+                    && d.end_line <= end
+                    && (start, end) != (d.start_line, d.end_line)
+            });
+            if d.kind == UnitKind::Function {
+                open.push((d.start_line, d.end_line));
+            }
+            if !local && is_candidate(unit) {
+                out.push(unit);
+            }
+        }
+    }
+    out
+}
+
+fn is_candidate(unit: &Unit) -> bool {
+    let d = &unit.data;
+    let facts = &d.facts;
+    !d.name.starts_with('<')
+        && d.name != "main"
+        && !facts.callback
+        && !facts.in_test_module
+        && !is_test_function(&d.name, &facts.decorators)
+}
+
+/// A test by the runners' conventions: `test_x`, `testX`, `TestX`, or an attribute
+/// or decorator naming a test (`#[test]`, `#[tokio::test]`, `@Test`).
+fn is_test_function(name: &str, decorators: &str) -> bool {
+    let after = |prefix: &str| name.strip_prefix(prefix).map(|rest| rest.chars().next());
+    let test_name = [after("test"), after("Test")]
+        .into_iter()
+        .flatten()
+        .any(|next| next.is_none_or(|c| c == '_' || c.is_uppercase() || c.is_ascii_digit()));
+    test_name
+        || decorators
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .any(|w| w == "test" || w == "Test")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tests_are_told_by_name_and_attribute() {
+        for (name, decorators) in [
+            ("test_totals", ""),
+            ("testTotals", ""),
+            ("TestTotals", ""),
+            ("test", ""),
+            ("totals_work", "#[test]"),
+            ("totals_work", "#[tokio::test]"),
+            ("totalsWork", "@Test"),
+        ] {
+            assert!(is_test_function(name, decorators), "{name} {decorators}");
+        }
+        for (name, decorators) in [("testable", ""), ("attest", ""), ("latest", "#[inline]")] {
+            assert!(!is_test_function(name, decorators), "{name} {decorators}");
+        }
+    }
+}

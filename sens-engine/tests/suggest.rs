@@ -1,0 +1,121 @@
+//! Suggestions (SPEC 2.5): a far-reuse helper is found by what it does, a request
+//! with nothing relevant gets no list, and test code and local closures are
+//! never offered.
+
+use std::fs;
+
+use sens_engine::Engine;
+use sens_engine::config::RuleConfig;
+use sens_engine::judge::Judge;
+
+/// A small ledger project in three languages, with distractors, tests and closures.
+fn ledger() -> (tempfile::TempDir, Engine) {
+    let files = [
+        (
+            "ledger/text.py",
+            "def fold(text):\n    \"\"\"Lower-cases text and strips accents, so that 'Café' and 'cafe' compare equal.\"\"\"\n    decomposed = unicodedata.normalize(\"NFKD\", text)\n    return \"\".join(c for c in decomposed if not unicodedata.combining(c)).lower()\n",
+        ),
+        (
+            "ledger/money.py",
+            "def cents_of(amount):\n    \"\"\"Parses an amount such as '12,50' or '12.5' into cents.\"\"\"\n    return round(float(amount.replace(',', '.')) * 100)\n\ndef format_cents(cents):\n    return f\"{cents / 100:.2f}\"\n",
+        ),
+        (
+            "ledger/report.py",
+            "def totals(expenses):\n    \"\"\"Sums expenses per category.\"\"\"\n    out = {}\n    for e in expenses:\n        out[e.category] = out.get(e.category, 0) + e.cents\n    return out\n\ndef test_totals_sum_per_category():\n    assert totals([]) == {}\n",
+        ),
+        (
+            "tests/test_money.py",
+            "def check_amount_parsing_of_accents():\n    assert cents_of('1') == 100\n",
+        ),
+        (
+            "src/period.rs",
+            "/// The first and last day of the month holding `day`.\npub fn month_bounds(day: Date) -> (Date, Date) {\n    (day.with_day(1), day.last_of_month())\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    /// Accents and capitals in the month bounds.\n    fn accent_month_bounds_helper() -> bool {\n        true\n    }\n}\n",
+        ),
+        (
+            "web/list.ts",
+            "/** Renders the expenses as rows of an HTML table. */\nexport function renderRows(expenses: Expense[]): string {\n  const accentRow = (e: Expense) => `<tr><td>${e.description}</td></tr>`;\n  return expenses.map(accentRow).join(\"\");\n}\n",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    let engine = Engine::open(dir.path(), RuleConfig::default()).unwrap();
+    (dir, engine)
+}
+
+fn names(engine: &Engine, prompt: &str) -> Vec<String> {
+    engine
+        .suggest(prompt)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name)
+        .collect()
+}
+
+#[test]
+fn a_helper_is_found_by_its_doc_and_body_words_when_no_name_word_is_in_the_prompt() {
+    let (_dir, engine) = ledger();
+    let prompt = "Searching for 'cafe' must also find the expense described as 'Café': ignore accents and capitals";
+    let found = names(&engine, prompt);
+    assert_eq!(found.first().map(String::as_str), Some("fold"), "{found:?}");
+}
+
+#[test]
+fn a_request_with_nothing_relevant_gets_no_list() {
+    let (_dir, engine) = ledger();
+    for prompt in [
+        "Write a poem about autumn leaves",
+        "Add a dark mode toggle to the settings screen",
+        "",
+    ] {
+        assert_eq!(names(&engine, prompt), Vec::<String>::new(), "{prompt}");
+    }
+}
+
+#[test]
+fn test_code_and_local_closures_are_never_suggested() {
+    let (_dir, engine) = ledger();
+    // Each prompt names what only a test or a closure holds.
+    for prompt in [
+        "accent month bounds helper",
+        "test totals sum per category",
+        "check amount parsing of accents",
+        "accent row of the expenses table",
+    ] {
+        let ranking = sens_engine::suggest::rank(engine.index(), prompt);
+        let offered: Vec<&str> = ranking
+            .items
+            .iter()
+            .map(|r| r.suggestion.name.as_str())
+            .collect();
+        for never in [
+            "accent_month_bounds_helper",
+            "test_totals_sum_per_category",
+            "check_amount_parsing_of_accents",
+            "accentRow",
+        ] {
+            assert!(!offered.contains(&never), "{prompt}: {offered:?}");
+        }
+    }
+}
+
+#[test]
+fn the_doc_comment_above_an_exported_typescript_function_is_indexed() {
+    let (_dir, engine) = ledger();
+    let ranking = sens_engine::suggest::rank(engine.index(), "html table of the expenses");
+    let item = ranking
+        .items
+        .iter()
+        .find(|r| r.suggestion.name == "renderRows")
+        .expect("renderRows is ranked");
+    assert!(
+        item.matches
+            .iter()
+            .any(|m| m.word == "html" && m.fields.iter().any(|&(f, _)| f == "doc")),
+        "{:?}",
+        item.matches
+    );
+}
