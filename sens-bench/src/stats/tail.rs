@@ -91,34 +91,47 @@ pub(super) fn count_at_most(
 mod tests {
     use super::*;
 
-    #[test]
-    fn fractional_values_are_counted_as_brute_force_counts_them() {
-        // Values below one (sums and products of them differ in size both ways),
-        // exact in binary, so thresholds can sit exactly on a sum.
-        let head = vec![
-            vec![(-0.5, 1), (0.25, 2)],
-            vec![(-0.25, 1), (0.125, 1), (0.375, 3)],
-        ];
-        let rest = vec![(-0.125, 1), (0.25, 2)];
+    type Strata = Vec<Vec<(f64, u128)>>;
+
+    /// Every sum of one value per part with its weight, counted one by one.
+    fn brute_force_at_most(head: &Strata, rest: &[(f64, u128)], threshold: f64) -> u128 {
         let mut weighted = vec![(0.0, 1_u128)];
-        for part in head.iter().chain([&rest]) {
+        for part in head.iter().map(Vec::as_slice).chain([rest]) {
             weighted = weighted
                 .iter()
                 .flat_map(|&(s, c)| part.iter().map(move |&(v, k)| (s + v, c * k)))
                 .collect();
         }
-        for threshold in [-1.0, -0.875, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 0.875, 2.0] {
-            let brute: u128 = weighted
-                .iter()
-                .filter(|(s, _)| *s <= threshold)
-                .map(|(_, c)| c)
-                .sum();
-            assert_eq!(
-                count_at_most(&head, &rest, threshold, 1_000),
-                Some(brute),
-                "{threshold}"
-            );
+        weighted
+            .iter()
+            .filter(|(s, _)| *s <= threshold)
+            .map(|(_, c)| c)
+            .sum()
+    }
+
+    #[test]
+    fn fractional_values_are_counted_as_brute_force_counts_them() {
+        // Values below one (sums and products of them differ in size both ways),
+        // exact in binary, so thresholds can sit exactly on a sum; the second case
+        // has only positive values.
+        let mixed: Strata = vec![
+            vec![(-0.5, 1), (0.25, 2)],
+            vec![(-0.25, 1), (0.125, 1), (0.375, 3)],
+        ];
+        let positive: Strata = vec![vec![(0.25, 1), (0.5, 1)], vec![(0.125, 1), (0.375, 2)]];
+        let rest = vec![(-0.125, 1), (0.25, 2)];
+        for head in [&mixed, &positive] {
+            for threshold in [
+                -1.0, -0.875, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 0.875, 1.0, 2.0,
+            ] {
+                assert_eq!(
+                    count_at_most(head, &rest, threshold, 1_000),
+                    Some(brute_force_at_most(head, &rest, threshold)),
+                    "{threshold} {head:?}"
+                );
+            }
         }
+        let head = mixed;
         assert_eq!(count_at_most(&head, &rest, 0.25, 0), None, "no steps left");
     }
 }
