@@ -7,9 +7,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::batch::attempt::Attempt;
 use crate::batch::manifest::digest_dir;
 use crate::batch::plan::{PlannedRun, plan};
+use crate::batch::stage::Attempt;
 use crate::batch::{BatchArgs, BatchFolder};
 use crate::measure::Size;
 use crate::record::RunKey;

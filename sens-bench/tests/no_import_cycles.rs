@@ -309,10 +309,6 @@ fn describe(crate_name: &str, cycle: &Cycle) -> String {
     )
 }
 
-/// Cycles still in the tree that the layout work of issue 10 removes; delete a
-/// line when its cycle is gone. A cycle not listed here fails the test.
-const KNOWN: &[(&str, &[&str])] = &[("sens-bench", &["sequence", "task"])];
-
 #[test]
 fn no_crate_of_the_workspace_has_an_import_cycle() -> Result<()> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -323,12 +319,7 @@ fn no_crate_of_the_workspace_has_an_import_cycle() -> Result<()> {
         let files = read_sources(&root.join(&member).join("src"))?;
         assert!(!files.is_empty(), "{member}/src has no Rust file");
         for cycle in cycles(&files) {
-            let known = KNOWN.iter().any(|(name, members)| {
-                *name == member && cycle.members.iter().eq(members.iter().copied())
-            });
-            if !known {
-                problems.push(describe(&member, &cycle));
-            }
+            problems.push(describe(&member, &cycle));
         }
     }
     assert!(

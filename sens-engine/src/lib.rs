@@ -18,7 +18,9 @@ pub mod paths;
 pub mod rules;
 pub mod session;
 pub mod suggest;
+pub mod terms;
 pub mod units;
 pub mod walk;
+pub mod words;
 
 pub use engine::Engine;

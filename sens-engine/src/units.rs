@@ -10,7 +10,7 @@ use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 use crate::config::RuleConfig;
 use crate::fingerprint::{self, MinHasher, Token, TokenClass};
 use crate::lang::{KindFlags, Lang};
-use crate::suggest::Terms;
+use crate::terms::Terms;
 
 /// Statements per window.
 pub const WINDOW: usize = 4;

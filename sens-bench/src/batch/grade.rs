@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use super::attempt::{Attempt, Stop, Timings, timed};
+use super::stage::{Attempt, Stop, Timings, timed};
 use crate::agent::claude::{AgentError, TurnResult};
 use crate::exec::{self, CommandLine, Status};
 use crate::jsonl;

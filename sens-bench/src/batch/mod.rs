@@ -41,13 +41,13 @@ use crate::record::{AgentInfo, HookCounts, Integrity, RunKey, RunRecord, RunStat
 use crate::spec::conditions::{Condition, Conditions};
 use crate::sync::lock;
 use crate::workspace::cache::Cache;
-use attempt::{Started, Timings};
 use manifest::{Manifest, digest_value};
 use plan::{DEFAULT_SEED, PlannedRun};
 use progress::Progress;
 use runlog::RunLog;
+use stage::{Started, Timings};
 
-pub mod attempt;
+mod attempt;
 mod grade;
 pub mod manifest;
 pub mod plan;
@@ -56,6 +56,7 @@ pub mod pool;
 mod prepare;
 pub mod progress;
 pub mod runlog;
+pub mod stage;
 
 /// The options every batch command shares.
 #[derive(clap::Args, Debug, Clone)]

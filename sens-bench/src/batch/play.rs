@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use super::BatchFolder;
-use super::attempt::Attempt;
+use super::stage::Attempt;
 use crate::agent::claude::{AgentError, ApiEndpoint, ClaudeOptions, TurnResult, run_once};
 use crate::agent::engine::engine_handler;
 use crate::agent::model_server::ModelServer;

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::attempt::{Stop, Timings, timed};
 use super::grade::test_verdict;
+use super::stage::{Stop, Timings, timed};
 use crate::exec::{self, CommandLine};
 use crate::record::RunStatus;
 use crate::spec::Commands;

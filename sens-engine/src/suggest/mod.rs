@@ -20,21 +20,15 @@
 //! files, `#[cfg(test)]` modules, test functions by name or attribute), functions
 //! local to another function, and vendored code (the walk skips it).
 
-mod terms;
-mod words;
-
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-
-pub use terms::{Field, Terms};
-pub use words::subwords;
 
 use crate::finding::Suggestion;
 use crate::index::{Index, Unit};
 use crate::paths::is_test_path;
+use crate::terms::{FIELDS, Field};
 use crate::units::UnitKind;
-use terms::FIELDS;
-use words::word_hash;
+use crate::words::{subwords, word_hash};
 
 /// At most this many suggestions.
 pub const MAX_SUGGESTIONS: usize = 8;

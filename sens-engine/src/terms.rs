@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::words::{subwords, word_hash};
+use crate::words::{subwords, word_hash};
 
 /// The fields of a symbol that its words come from. The module path is not
 /// stored: it is the file's, and ranked from the path at query time.
