@@ -267,6 +267,32 @@ fn a_subagents_failing_rounds_do_not_count_for_the_main_agent() -> anyhow::Resul
 }
 
 #[test]
+fn every_tree_the_ledger_names_stays_reachable() -> anyhow::Result<()> {
+    let mut project = Project::new()?;
+    project.handle(&project.prompt("add gamma"));
+    project.write("src/gamma.rs", "pub fn gamma() {}\n")?;
+    project.handle(&project.post_bash("touch src/gamma.rs"));
+    project.handle(&project.stop(false));
+    let repo = Repository::open(&project.root)?;
+    let mut walk = repo.revwalk()?;
+    walk.push_ref("refs/sens/trees")?;
+    let mut kept = std::collections::HashSet::new();
+    for commit in walk {
+        kept.insert(repo.find_commit(commit?)?.tree_id().to_string());
+    }
+    let named: Vec<String> = project
+        .ledger_lines()?
+        .iter()
+        .filter_map(|line| line["tree_before"].as_str().map(str::to_string))
+        .collect();
+    assert!(named.len() >= 2, "{named:?}");
+    for tree in &named {
+        assert!(kept.contains(tree), "{tree} is not kept: {kept:?}");
+    }
+    Ok(())
+}
+
+#[test]
 fn git_commit_while_unapproved_is_denied_and_changes_nothing() -> anyhow::Result<()> {
     let mut project = Project::new()?;
     project.handle(&project.prompt("add beta"));
