@@ -382,3 +382,163 @@ fn a_three_step_sequence_records_each_step_and_resumes_by_replaying() {
     assert!(again.status.success());
     assert_eq!(records(&out).len(), 3);
 }
+
+/// `run` args for the shard tests: the oracle on tiny-mul under C0 and C2, twice
+/// (two (task, rep) blocks), one run at a time.
+fn shard_args<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = task_args(out, "tiny-mul", "C0,C2", "2");
+    args.extend(["--agent", "oracle"]);
+    args.extend(extra);
+    args
+}
+
+/// Runs the batch unsharded into `DIR/one/batch` and reports it: what a merge
+/// of its shards must reproduce. The merged folder is named `batch` too, since
+/// the report's title names the folder.
+fn unsharded_report(dir: &Path) -> String {
+    let out = dir.join("one/batch");
+    let ran = run(&shard_args(path_str(&out), &[]));
+    assert!(ran.status.success(), "{ran:?}");
+    report_md(&out)
+}
+
+fn report_md(batch: &Path) -> String {
+    let reported = plain(&["report", path_str(batch)]);
+    assert!(reported.status.success(), "{reported:?}");
+    std::fs::read_to_string(batch.join("report.md")).expect("report.md is written")
+}
+
+/// sens-bench without the batch options `command` adds.
+fn plain(args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
+        .args(args)
+        .output()
+        .expect("sens-bench starts");
+    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+fn merge(args: &[&str]) -> Output {
+    plain(&[&["merge"], args].concat())
+}
+
+/// Every file under `dir` with its bytes: a folder's whole state.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                files.push((path.clone(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn two_shards_merged_give_every_record_once_and_the_unsharded_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = unsharded_report(dir.path());
+    let shard = |k: &str| dir.path().join(format!("shard-{k}"));
+    for k in ["1", "2"] {
+        let spec = format!("{k}/2");
+        let ran = run(&shard_args(path_str(&shard(k)), &["--shard", &spec]));
+        assert!(ran.status.success(), "{ran:?}");
+        let manifest = std::fs::read_to_string(shard(k).join("manifest.toml")).unwrap();
+        assert!(
+            manifest.contains(&format!("[shard]\nindex = {k}\ncount = 2")),
+            "{manifest}"
+        );
+        assert_eq!(
+            records(&shard(k)).len(),
+            2,
+            "one (task, rep) block of two runs"
+        );
+    }
+    let merged = dir.path().join("merged/batch");
+    let (one, two) = (shard("1"), shard("2"));
+
+    let partial = merge(&[path_str(&merged), path_str(&one), "--partial"]);
+    assert!(partial.status.success(), "{partial:?}");
+    let manifest = std::fs::read_to_string(merged.join("manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("[partial]\ncount = 2\nmerged = [1]"),
+        "{manifest}"
+    );
+
+    let joined = merge(&[path_str(&merged), path_str(&one), path_str(&two)]);
+    assert!(joined.status.success(), "{joined:?}");
+    let all = records(&merged);
+    let keys: std::collections::HashSet<_> = all.iter().map(RunRecord::key).collect();
+    assert_eq!((all.len(), keys.len()), (4, 4), "every record once");
+    for record in &all {
+        let run_dir = merged
+            .join("runs/tiny-mul")
+            .join(&record.condition)
+            .join(record.rep.to_string());
+        assert!(
+            run_dir.join("record.json").is_file(),
+            "{}",
+            run_dir.display()
+        );
+    }
+    assert_eq!(report_md(&merged), expected);
+
+    let before = snapshot(&merged);
+    let again = merge(&[path_str(&merged), path_str(&two), path_str(&one)]);
+    assert!(again.status.success(), "{again:?}");
+    assert!(String::from_utf8_lossy(&again.stdout).contains("0 records"));
+    assert_eq!(snapshot(&merged), before, "merging again adds nothing");
+}
+
+#[test]
+fn merge_refuses_another_seed_a_missing_shard_and_a_duplicated_record_writing_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("shard-1");
+    let ran = run(&shard_args(path_str(&one), &["--shard", "1/2"]));
+    assert!(ran.status.success(), "{ran:?}");
+    let manifest = std::fs::read_to_string(one.join("manifest.toml")).unwrap();
+    let second = |name: &str, manifest: &str, runs: &str| -> PathBuf {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(path.join("manifest.toml"), manifest).unwrap();
+        std::fs::write(path.join("runs.jsonl"), runs).unwrap();
+        path
+    };
+    let as_two = manifest.replace("index = 1", "index = 2");
+    let seed_line = manifest.lines().find(|l| l.starts_with("seed = ")).unwrap();
+    let other_seed = second("seed", &as_two.replace(seed_line, "seed = 7"), "");
+    let copied = second(
+        "copy",
+        &as_two,
+        &std::fs::read_to_string(one.join("runs.jsonl")).unwrap(),
+    );
+    let out = dir.path().join("merged");
+    let cases = [
+        (
+            vec![path_str(&one), path_str(&other_seed)],
+            vec!["seed/manifest.toml", "seed: "],
+        ),
+        (vec![path_str(&one)], vec!["shard 2/2 missing", "--partial"]),
+        (
+            vec![path_str(&one), path_str(&copied)],
+            vec!["duplicated record", "task tiny-mul", "copy/runs.jsonl"],
+        ),
+    ];
+    for (shards, named) in cases {
+        let mut args = vec![path_str(&out)];
+        args.extend(shards);
+        let refused = merge(&args);
+        assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+        let err = String::from_utf8_lossy(&refused.stderr);
+        for name in named {
+            assert!(err.contains(name), "`{name}` in {err}");
+        }
+        assert!(!out.exists(), "nothing is written on refusal");
+    }
+}
