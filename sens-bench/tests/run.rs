@@ -383,23 +383,45 @@ fn a_three_step_sequence_records_each_step_and_resumes_by_replaying() {
     assert_eq!(records(&out).len(), 3);
 }
 
-/// `run` args for the shard tests: the oracle on tiny-mul under C0 and C2, twice
-/// (two (task, rep) blocks), one run at a time.
-fn shard_args<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = task_args(out, "tiny-mul", "C0,C2", "2");
-    args.extend(["--agent", "oracle"]);
-    args.extend(extra);
-    args
+/// The shard tests' batch: the oracle on tiny-mul under C0 and C2, twice (two
+/// (task, rep) blocks), one run at a time; `--out` left to the caller.
+fn shard_plan() -> Vec<String> {
+    let tasks = fixtures().join("tasks");
+    [
+        "run",
+        "--tasks",
+        path_str(&tasks),
+        "--task",
+        "tiny-mul",
+        "--condition",
+        "C0,C2",
+        "--reps",
+        "2",
+        "--agent",
+        "oracle",
+        "--conditions",
+        path_str(&conditions()),
+    ]
+    .map(str::to_string)
+    .to_vec()
 }
 
-/// Runs the batch unsharded into `DIR/one/batch` and reports it: what a merge
-/// of its shards must reproduce. The merged folder is named `batch` too, since
-/// the report's title names the folder.
-fn unsharded_report(dir: &Path) -> String {
-    let out = dir.join("one/batch");
-    let ran = run(&shard_args(path_str(&out), &[]));
+/// [`shard_plan`] into `out`, with `extra` options.
+fn run_shard_plan(out: &Path, extra: &[&str]) -> Output {
+    let plan = shard_plan();
+    let mut args: Vec<&str> = plan.iter().map(String::as_str).collect();
+    args.extend(["--out", path_str(out)]);
+    args.extend(extra);
+    plain(&args)
+}
+
+/// Runs the batch unsharded into `out` and reports it: what a merge of its shards
+/// must reproduce. The merged folder has the same name, since the report's title
+/// names the folder.
+fn unsharded_report(out: &Path) -> String {
+    let ran = run_shard_plan(out, &[]);
     assert!(ran.status.success(), "{ran:?}");
-    report_md(&out)
+    report_md(out)
 }
 
 fn report_md(batch: &Path) -> String {
@@ -443,11 +465,11 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 #[test]
 fn two_shards_merged_give_every_record_once_and_the_unsharded_report() {
     let dir = tempfile::tempdir().unwrap();
-    let expected = unsharded_report(dir.path());
+    let expected = unsharded_report(&dir.path().join("one/batch"));
     let shard = |k: &str| dir.path().join(format!("shard-{k}"));
     for k in ["1", "2"] {
         let spec = format!("{k}/2");
-        let ran = run(&shard_args(path_str(&shard(k)), &["--shard", &spec]));
+        let ran = run_shard_plan(&shard(k), &["--shard", &spec]);
         assert!(ran.status.success(), "{ran:?}");
         let manifest = std::fs::read_to_string(shard(k).join("manifest.toml")).unwrap();
         assert!(
@@ -500,7 +522,7 @@ fn two_shards_merged_give_every_record_once_and_the_unsharded_report() {
 fn merge_refuses_another_seed_a_missing_shard_and_a_duplicated_record_writing_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let one = dir.path().join("shard-1");
-    let ran = run(&shard_args(path_str(&one), &["--shard", "1/2"]));
+    let ran = run_shard_plan(&one, &["--shard", "1/2"]);
     assert!(ran.status.success(), "{ran:?}");
     let manifest = std::fs::read_to_string(one.join("manifest.toml")).unwrap();
     let second = |name: &str, manifest: &str, runs: &str| -> PathBuf {
@@ -541,4 +563,80 @@ fn merge_refuses_another_seed_a_missing_shard_and_a_duplicated_record_writing_no
         }
         assert!(!out.exists(), "nothing is written on refusal");
     }
+}
+
+/// Stops the local Slurm cluster when dropped: when the test ends, passed or not.
+struct LocalCluster {
+    script: PathBuf,
+    dir: PathBuf,
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        let down = Command::new(&self.script)
+            .arg("down")
+            .env("SENS_SLURM_DIR", &self.dir)
+            .status();
+        eprintln!("local cluster down: {down:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs root and Debian's slurm-wlm and munge; .ci/run installs them and runs it"]
+fn a_slurm_array_of_two_oracle_shards_and_its_merge_job_give_the_unsharded_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = unsharded_report(&dir.path().join("one/merged"));
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slurm");
+    // .ci/run names the cluster's folder, to tear it down should this process die.
+    let cluster = LocalCluster {
+        script: scripts.join("local-cluster.sh"),
+        dir: std::env::var_os("SENS_SLURM_DIR")
+            .map_or_else(|| dir.path().join("slurm"), PathBuf::from),
+    };
+    let up = Command::new(&cluster.script)
+        .arg("up")
+        .env("SENS_SLURM_DIR", &cluster.dir)
+        .output()
+        .expect("local-cluster.sh starts");
+    assert!(up.status.success(), "the local cluster starts: {up:?}");
+
+    let root = dir.path().join("batch");
+    let started = Instant::now();
+    let submitted = Command::new(scripts.join("submit.sh"))
+        .args(["--wait", "2", path_str(&root)])
+        .args(shard_plan())
+        .env("SLURM_CONF", cluster.dir.join("slurm.conf"))
+        .env("SENS_BENCH", env!("CARGO_BIN_EXE_sens-bench"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .expect("submit.sh starts");
+    let wall = started.elapsed();
+    let logs: Vec<String> = ["slurm-shard-1.out", "slurm-shard-2.out", "slurm-merge.out"]
+        .iter()
+        .map(|log| std::fs::read_to_string(root.join(log)).unwrap_or_default())
+        .collect();
+    assert!(
+        submitted.status.success(),
+        "{submitted:?}\n{}",
+        logs.join("\n")
+    );
+    println!(
+        "slurm: 2 oracle shards and the merge job in {:.1} s",
+        wall.as_secs_f64()
+    );
+
+    let merged = root.join("merged");
+    let all = records(&merged);
+    let keys: std::collections::HashSet<_> = all.iter().map(RunRecord::key).collect();
+    assert_eq!((all.len(), keys.len()), (4, 4), "every record once");
+    for index in ["1", "2"] {
+        let manifest =
+            std::fs::read_to_string(root.join(format!("shard-{index}/manifest.toml"))).unwrap();
+        assert!(
+            manifest.contains(&format!("index = {index}\ncount = 2")),
+            "{manifest}"
+        );
+    }
+    let report = std::fs::read_to_string(merged.join("report.md")).expect("the merge job reported");
+    assert_eq!(report, expected);
 }
