@@ -24,10 +24,6 @@ fi
 count=$1
 root=$2
 shift 2
-case "$1" in
-    sequence) report=(sequence report) ;;
-    *) report=(report) ;;
-esac
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$root"
 read -r -a extra <<<"${SENS_SBATCH_ARGS:-}"
@@ -38,5 +34,5 @@ array=${array%%;*}
 echo "shards: job $array (array 1-$count), folders $root/shard-K"
 sbatch --parsable "${wait[@]}" --dependency="afterok:$array" --kill-on-invalid-dep=yes \
     --output="$root/slurm-merge.out" "${extra[@]}" \
-    "$here/merge.sbatch" "$root" "$count" "${report[@]}" |
+    "$here/merge.sbatch" "$root" "$count" |
     sed 's/^/merge: job /'

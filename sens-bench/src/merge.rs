@@ -11,6 +11,8 @@
 //!   (`labels.jsonl`) are appended line for line. Run folders (`runs/`) are copied
 //!   file by file; a file OUT holds with other content is refused. Report outputs
 //!   (`report.md`, `runs.csv`, `plots/`) are not copied: report the merged batch.
+//! - `--report` then reports the merged batch (`report`, or `sequence report` for
+//!   a batch of sequence steps), so a cluster's merge job needs no other command.
 //! - Every check runs before anything is written: a refusal names the difference
 //!   and leaves OUT as it was. Merging again adds nothing (what OUT holds with the
 //!   same content is skipped), and a partial merge can be completed later.
@@ -22,8 +24,8 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 
 use crate::batch::manifest::{Additions, Difference, Manifest, Partial};
-use crate::record::RunKey;
-use crate::report::{MANIFEST_FILE, RUNS_FILE};
+use crate::record::{RunKey, read_records};
+use crate::report::{self, MANIFEST_FILE, RUNS_FILE};
 use crate::spec::files::relative_files;
 
 /// The labels of a batch's decisions (`sens-bench label`), one JSON value a line.
@@ -42,6 +44,10 @@ pub struct MergeArgs {
     /// Merge even when some shards of 1..N are missing; the manifest records it.
     #[arg(long)]
     pub partial: bool,
+    /// Then report the merged batch with the default options: `sequence report`
+    /// when it holds only sequence steps, else `report`.
+    #[arg(long)]
+    pub report: bool,
 }
 
 /// One shard folder, read.
@@ -115,7 +121,26 @@ pub fn merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
         labels.len(),
         copies.len()
     );
-    Ok(ExitCode::SUCCESS)
+    if !args.report {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let steps_only = read_records(&args.out.join(RUNS_FILE))?
+        .iter()
+        .all(|r| r.sequence.is_some());
+    if steps_only {
+        report::sequence::sequence_report(&default_options(&args.out)?)
+    } else {
+        report::report(&default_options(&args.out)?)
+    }
+}
+
+/// A report command's options for `batch` as its command line's defaults make them.
+fn default_options<T: clap::Args + clap::FromArgMatches>(batch: &Path) -> anyhow::Result<T> {
+    let command = T::augment_args(clap::Command::new("report"));
+    let matches = command
+        .try_get_matches_from([std::ffi::OsStr::new("report"), batch.as_os_str()])
+        .context("cannot make the report's default options")?;
+    T::from_arg_matches(&matches).context("cannot make the report's default options")
 }
 
 fn read_shard(dir: &Path) -> anyhow::Result<ShardFolder> {
