@@ -17,7 +17,7 @@ up() {
         echo "local-cluster: already up in $dir (run: $0 down)" >&2
         exit 1
     fi
-    for daemon in munged slurmctld slurmd sbatch; do
+    for daemon in munged mungekey slurmctld slurmd sbatch; do
         command -v "$daemon" >/dev/null || {
             echo "local-cluster: $daemon is missing: apt-get install -y slurm-wlm munge" >&2
             exit 1
@@ -54,8 +54,8 @@ AccountingStorageType=accounting_storage/none
 NodeName=$node CPUs=$cpus RealMemory=$memory State=UNKNOWN
 PartitionName=local Nodes=$node Default=YES MaxTime=INFINITE State=UP
 CONF
-    # munged's own socket, key copy and pid file: nothing of a system munged is touched.
-    install -m 0400 /etc/munge/munge.key "$dir/munge/munge.key"
+    # munged's own key, socket and pid file: nothing of a system munged is touched.
+    mungekey --create --keyfile="$dir/munge/munge.key"
     munged --force --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
         --pid-file="$dir/munge.pid" --log-file="$dir/munge.log" --seed-file="$dir/munge/munge.seed"
     SLURM_CONF=$conf slurmctld
