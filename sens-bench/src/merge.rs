@@ -74,6 +74,11 @@ pub fn merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     if let Some(existing) = &existing {
         check_same_batch(existing, &manifest, &args.out)?;
         match &existing.partial {
+            Some(partial) if partial.count != count => bail!(
+                "{} holds shards of {}, these shards are of {count}",
+                args.out.join(MANIFEST_FILE).display(),
+                partial.count
+            ),
             Some(partial) => merged.extend(&partial.merged),
             None => merged.extend(1..=count),
         }
@@ -243,17 +248,22 @@ fn check_same_batch(existing: &Manifest, merged: &Manifest, out: &Path) -> anyho
     )
 }
 
-/// The lines of `path` (none when it does not exist).
-fn read_lines(path: &Path) -> anyhow::Result<Vec<String>> {
+/// The text of `path`; empty when it does not exist.
+fn read_text(path: &Path) -> anyhow::Result<String> {
     match std::fs::read_to_string(path) {
-        Ok(text) => Ok(text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(str::to_string)
-            .collect()),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Ok(text) => Ok(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
         Err(err) => Err(err).with_context(|| format!("cannot read {}", path.display())),
     }
+}
+
+/// The non-blank lines of `path` (none when it does not exist).
+fn read_lines(path: &Path) -> anyhow::Result<Vec<String>> {
+    Ok(read_text(path)?
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect())
 }
 
 /// The records to append to OUT's `runs.jsonl`: each shard's, in order, except
@@ -267,6 +277,8 @@ fn merged_lines(out: &Path, shards: &[ShardFolder]) -> anyhow::Result<Vec<String
     let mut added = Vec::new();
     for shard in shards {
         let path = shard.dir.join(RUNS_FILE);
+        // Whole records only: the error names the file and line of one that is not.
+        read_records(&path)?;
         for (key, line) in keyed_lines(&path)? {
             match owners.get(&key) {
                 Some((owner, same)) if owner == &out_runs && *same == line => {}
@@ -294,11 +306,12 @@ fn describe_key(key: &RunKey) -> String {
     }
 }
 
+/// Every record line of `path` with its key.
 fn keyed_lines(path: &Path) -> anyhow::Result<Vec<(RunKey, String)>> {
-    let lines = read_lines(path)?;
-    let text = lines.join("\n");
+    let text = read_text(path)?;
+    let raw: Vec<&str> = text.lines().collect();
     crate::jsonl::lines::<RunKey>(&text, path, "a run record")
-        .map(|line| line.map(|(number, key)| (key, lines[number - 1].clone())))
+        .map(|line| line.map(|(number, key)| (key, raw[number - 1].to_string())))
         .collect()
 }
 
@@ -339,7 +352,7 @@ fn planned_copies(out: &Path, shards: &[ShardFolder]) -> anyhow::Result<Vec<(Pat
             match held {
                 Some(other) if same_content(&other, &from)? => {}
                 Some(other) => bail!(
-                    "{} and {} differ: two shards ran the same run folder",
+                    "{} and {} differ: one run folder from two places",
                     other.display(),
                     from.display()
                 ),
@@ -374,4 +387,98 @@ fn append_lines(path: &Path, lines: &[String]) -> anyhow::Result<()> {
     std::fs::write(&tmp, text)
         .and_then(|()| std::fs::rename(&tmp, path))
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::manifest::ShardPart;
+    use crate::batch::manifest::tests::manifest;
+    use crate::record::tests::sample_json;
+
+    /// A shard folder `dir` of `count` holding one record of `task` (with a run
+    /// folder file) and one label.
+    fn shard(dir: &Path, index: u32, count: u32, task: &str) -> PathBuf {
+        std::fs::create_dir_all(dir.join("runs").join(task)).unwrap();
+        let mut part = manifest();
+        part.shard = Some(ShardPart {
+            index,
+            count,
+            weights: BTreeMap::new(),
+        });
+        part.save(&dir.join(MANIFEST_FILE)).unwrap();
+        let mut record = sample_json();
+        record["task"] = task.into();
+        std::fs::write(dir.join(RUNS_FILE), format!("{record}\n")).unwrap();
+        std::fs::write(dir.join("runs").join(task).join("diff.patch"), task).unwrap();
+        std::fs::write(dir.join(LABELS_FILE), format!("{{\"run\": \"{task}\"}}\n")).unwrap();
+        dir.to_path_buf()
+    }
+
+    fn merge_into(out: &Path, shards: &[PathBuf], partial: bool) -> anyhow::Result<ExitCode> {
+        merge(&MergeArgs {
+            out: out.to_path_buf(),
+            shards: shards.to_vec(),
+            partial,
+            report: false,
+        })
+    }
+
+    #[test]
+    fn records_run_folders_and_labels_are_joined_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let shards = [
+            shard(&dir.path().join("s1"), 1, 2, "t1"),
+            shard(&dir.path().join("s2"), 2, 2, "t2"),
+        ];
+        let out = dir.path().join("merged");
+        merge_into(&out, &shards, false).unwrap();
+        let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+        assert_eq!(read(RUNS_FILE).lines().count(), 2);
+        assert_eq!(read(LABELS_FILE).lines().count(), 2);
+        assert_eq!(read("runs/t2/diff.patch"), "t2");
+        assert_eq!(
+            Manifest::load(&out.join(MANIFEST_FILE)).unwrap(),
+            Some(manifest())
+        );
+        let before = [read(RUNS_FILE), read(LABELS_FILE), read(MANIFEST_FILE)];
+        merge_into(&out, &shards, false).unwrap();
+        assert_eq!(
+            [read(RUNS_FILE), read(LABELS_FILE), read(MANIFEST_FILE)],
+            before
+        );
+    }
+
+    #[test]
+    fn a_shard_twice_another_count_or_a_differing_run_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = shard(&dir.path().join("s1"), 1, 2, "t1");
+        let again = shard(&dir.path().join("again"), 1, 2, "t2");
+        let of_three = shard(&dir.path().join("of3"), 2, 3, "t2");
+        let out = dir.path().join("merged");
+        let err = merge_into(&out, &[one.clone(), again], false).unwrap_err();
+        assert!(err.to_string().contains("shard 1 is given twice"), "{err}");
+        let err = format!(
+            "{:#}",
+            merge_into(&out, &[one.clone(), of_three], false).unwrap_err()
+        );
+        assert!(err.contains("shard: shard 1/2 vs shard 2/3"), "{err}");
+        assert!(!out.exists());
+
+        merge_into(&out, std::slice::from_ref(&one), true).unwrap();
+        let partial = Manifest::load(&out.join(MANIFEST_FILE)).unwrap().unwrap();
+        assert_eq!(
+            partial.partial,
+            Some(Partial {
+                count: 2,
+                merged: vec![1]
+            })
+        );
+        std::fs::write(out.join("runs/t1/diff.patch"), "changed").unwrap();
+        let err = merge_into(&out, &[one], true).unwrap_err().to_string();
+        assert!(
+            err.contains("diff.patch") && err.contains("differ"),
+            "{err}"
+        );
+    }
 }

@@ -244,10 +244,11 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> anyhow::Resu
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn manifest() -> Manifest {
+    /// An unsharded manifest, for tests to alter.
+    pub(crate) fn manifest() -> Manifest {
         Manifest {
             sens_bench_version: "0.1.0".into(),
             engine_rev: "abc".into(),
