@@ -646,3 +646,31 @@ fn a_slurm_array_of_two_oracle_shards_and_its_merge_job_give_the_unsharded_repor
     let report = std::fs::read_to_string(merged.join("report.md")).expect("the merge job reported");
     assert_eq!(report, expected);
 }
+
+#[test]
+fn sequence_run_takes_a_shard_and_an_empty_shard_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("shard-2");
+    let sequence = fixtures().join("sequences/tiny-seq");
+    // One sequence, one rep: a single block, which shard 1 of 2 gets.
+    let output = run(&[
+        "sequence",
+        "run",
+        path_str(&sequence),
+        "--condition",
+        "C0,C2",
+        "--agent",
+        "oracle",
+        "--shard",
+        "2/2",
+        "--out",
+        path_str(&out),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(lines(&out), 0);
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("[shard]\nindex = 2\ncount = 2"),
+        "{manifest}"
+    );
+}

@@ -2,7 +2,7 @@
 //! repetition, with `--jobs` workers, resumable, and failures kept in their
 //! classes. `run` and `sequence run` are two thin commands over it.
 //!
-//! - [`plan`]: the order of the runs and the split into shards (`crate::merge`
+//! - [`plan`]: the order of the runs and the split into shards (the `merge` command
 //!   joins them); [`manifest`] and [`runlog`]: the batch
 //!   folder's `manifest.toml` and `runs.jsonl`; [`pool`]: the workers;
 //!   [`progress`]: the progress bar.
