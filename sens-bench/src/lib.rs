@@ -7,7 +7,8 @@
 //! groups) -> `workspace` (copies, hidden files, the agent's diff) -> `agent`
 //! (the CLI session) -> `measure` -> `record` -> `batch` (the batch folder and
 //! one attempt) -> `stats` -> `report`. The commands over them: `run`,
-//! `sequence_run`, `validate`, `calibrate`, `suggest_eval`, `engine_cli` (with `engine_bench`), `stats_bench`.
+//! `sequence_run`, `merge`, `validate`, `calibrate`, `suggest_eval`, `engine_cli` (with
+//! `engine_bench`), `stats_bench`.
 
 pub mod agent;
 pub mod batch;
@@ -17,6 +18,7 @@ pub mod engine_cli;
 pub mod exec;
 pub mod jsonl;
 pub mod measure;
+pub mod merge;
 pub mod record;
 pub mod report;
 pub mod run;

@@ -48,6 +48,8 @@ enum Command {
     Report(sens_bench::report::ReportOptions),
     /// Run a batch: every task x condition x rep, resumable (SPEC 3.5).
     Run(sens_bench::run::RunArgs),
+    /// Join the folders of a batch's shards (`--shard K/N`) into one batch folder.
+    Merge(sens_bench::merge::MergeArgs),
     /// Horizonte sequences.
     #[command(subcommand)]
     Sequence(Sequence),
@@ -110,6 +112,7 @@ fn main() -> ExitCode {
         }),
         Command::Report(options) => sens_bench::report::report(&options),
         Command::Run(args) => sens_bench::run::run(&args),
+        Command::Merge(args) => sens_bench::merge::merge(&args),
         Command::Sequence(Sequence::Run(args)) => sens_bench::sequence_run::run(&args),
         Command::Sequence(Sequence::Validate { dir, limits }) => {
             validate::sequence::validate_sequence(&validate::sequence::SequenceOptions {

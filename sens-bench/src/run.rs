@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::batch::manifest::digest_dir;
-use crate::batch::plan::{PlannedRun, plan};
+use crate::batch::plan::PlannedRun;
 use crate::batch::stage::Attempt;
 use crate::batch::{BatchArgs, BatchFolder};
 use crate::measure::Size;
@@ -38,13 +38,12 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let batch = BatchFolder::open(&args.batch, units)?;
     let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
-    let conditions = batch.condition_names();
-    let planned = plan(&ids, &conditions, args.batch.reps, args.batch.seed);
+    let planned = batch.plan(&ids, |_| 1);
+    let total = planned.len();
     let todo: Vec<PlannedRun> = planned
         .into_iter()
         .filter(|run| !batch.is_recorded(&task_key(run)))
         .collect();
-    let total = ids.len() * conditions.len() * args.batch.reps as usize;
     let by_id: BTreeMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
     let progress = (total as u64, (total - todo.len()) as u64);
     batch.work(&todo, progress, |planned| {

@@ -26,7 +26,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::batch::manifest::digest_dir;
-use crate::batch::plan::{PlannedRun, plan};
+use crate::batch::plan::PlannedRun;
 use crate::batch::stage::Attempt;
 use crate::batch::{BatchArgs, BatchFolder};
 use crate::measure::Size;
@@ -61,12 +61,10 @@ pub fn run(args: &SequenceRunArgs) -> anyhow::Result<ExitCode> {
     let names: Vec<String> = sequences.iter().map(|s| s.name.clone()).collect();
     let by_name: BTreeMap<&str, &Sequence> =
         sequences.iter().map(|s| (s.name.as_str(), s)).collect();
-    let planned = plan(
-        &names,
-        &batch.condition_names(),
-        args.batch.reps,
-        args.batch.seed,
-    );
+    // A sequence weighs its number of steps when shards are balanced.
+    let planned = batch.plan(&names, |name| {
+        by_name.get(name).map_or(1, |s| s.steps.len() as u64)
+    });
     let mut total = 0u64;
     let mut done = 0u64;
     let mut todo = Vec::new();

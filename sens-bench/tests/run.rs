@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sens_bench::record::{RunRecord, RunStatus, read_records};
 use serde_json::Value;
@@ -395,4 +395,296 @@ fn a_three_step_sequence_records_each_step_and_resumes_by_replaying() {
     let again = run(&args);
     assert!(again.status.success());
     assert_eq!(records(&out).len(), 3);
+}
+
+/// The shard tests' batch: the oracle on tiny-mul under C0 and C2, twice (two
+/// (task, rep) blocks), one run at a time; `--out` left to the caller.
+fn shard_plan() -> Vec<String> {
+    let tasks = fixtures().join("tasks");
+    [
+        "run",
+        "--tasks",
+        path_str(&tasks),
+        "--task",
+        "tiny-mul",
+        "--condition",
+        "C0,C2",
+        "--reps",
+        "2",
+        "--agent",
+        "oracle",
+        "--conditions",
+        path_str(&conditions()),
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+/// [`shard_plan`] into `out`, with `extra` options.
+fn run_shard_plan(out: &Path, extra: &[&str]) -> Output {
+    let plan = shard_plan();
+    let mut args: Vec<&str> = plan.iter().map(String::as_str).collect();
+    args.extend(["--out", path_str(out)]);
+    args.extend(extra);
+    plain(&args)
+}
+
+/// Runs the batch unsharded into `out` and reports it: what a merge of its shards
+/// must reproduce. The merged folder has the same name, since the report's title
+/// names the folder.
+fn unsharded_report(out: &Path) -> String {
+    let ran = run_shard_plan(out, &[]);
+    assert!(ran.status.success(), "{ran:?}");
+    report_md(out)
+}
+
+fn report_md(batch: &Path) -> String {
+    let reported = plain(&["report", path_str(batch)]);
+    assert!(reported.status.success(), "{reported:?}");
+    std::fs::read_to_string(batch.join("report.md")).expect("report.md is written")
+}
+
+/// sens-bench without the batch options `command` adds.
+fn plain(args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
+        .args(args)
+        .output()
+        .expect("sens-bench starts");
+    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+    output
+}
+
+fn merge(args: &[&str]) -> Output {
+    plain(&[&["merge"], args].concat())
+}
+
+/// Every file under `dir` with its bytes: a folder's whole state.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                files.push((path.clone(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn two_shards_merged_give_every_record_once_and_the_unsharded_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = unsharded_report(&dir.path().join("one/batch"));
+    let shard = |k: &str| dir.path().join(format!("shard-{k}"));
+    for k in ["1", "2"] {
+        let spec = format!("{k}/2");
+        let ran = run_shard_plan(&shard(k), &["--shard", &spec]);
+        assert!(ran.status.success(), "{ran:?}");
+        let manifest = std::fs::read_to_string(shard(k).join("manifest.toml")).unwrap();
+        assert!(
+            manifest.contains(&format!("[shard]\nindex = {k}\ncount = 2")),
+            "{manifest}"
+        );
+        assert_eq!(
+            records(&shard(k)).len(),
+            2,
+            "one (task, rep) block of two runs"
+        );
+    }
+    let merged = dir.path().join("merged/batch");
+    let (one, two) = (shard("1"), shard("2"));
+
+    let partial = merge(&[path_str(&merged), path_str(&one), "--partial"]);
+    assert!(partial.status.success(), "{partial:?}");
+    let manifest = std::fs::read_to_string(merged.join("manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("[partial]\ncount = 2\nmerged = [1]"),
+        "{manifest}"
+    );
+
+    let joined = merge(&[
+        "--report",
+        path_str(&merged),
+        path_str(&one),
+        path_str(&two),
+    ]);
+    assert!(joined.status.success(), "{joined:?}");
+    let all = records(&merged);
+    let keys: std::collections::HashSet<_> = all.iter().map(RunRecord::key).collect();
+    assert_eq!((all.len(), keys.len()), (4, 4), "every record once");
+    for record in &all {
+        let run_dir = merged
+            .join("runs/tiny-mul")
+            .join(&record.condition)
+            .join(record.rep.to_string());
+        assert!(
+            run_dir.join("record.json").is_file(),
+            "{}",
+            run_dir.display()
+        );
+    }
+    let report = std::fs::read_to_string(merged.join("report.md")).expect("--report wrote it");
+    assert_eq!(report, expected);
+
+    let before = snapshot(&merged);
+    let again = merge(&[path_str(&merged), path_str(&two), path_str(&one)]);
+    assert!(again.status.success(), "{again:?}");
+    assert!(String::from_utf8_lossy(&again.stdout).contains("0 records"));
+    assert_eq!(snapshot(&merged), before, "merging again adds nothing");
+}
+
+#[test]
+fn merge_refuses_another_seed_a_missing_shard_and_a_duplicated_record_writing_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("shard-1");
+    let ran = run_shard_plan(&one, &["--shard", "1/2"]);
+    assert!(ran.status.success(), "{ran:?}");
+    let manifest = std::fs::read_to_string(one.join("manifest.toml")).unwrap();
+    let second = |name: &str, manifest: &str, runs: &str| -> PathBuf {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(path.join("manifest.toml"), manifest).unwrap();
+        std::fs::write(path.join("runs.jsonl"), runs).unwrap();
+        path
+    };
+    let as_two = manifest.replace("index = 1", "index = 2");
+    let seed_line = manifest.lines().find(|l| l.starts_with("seed = ")).unwrap();
+    let other_seed = second("seed", &as_two.replace(seed_line, "seed = 7"), "");
+    let copied = second(
+        "copy",
+        &as_two,
+        &std::fs::read_to_string(one.join("runs.jsonl")).unwrap(),
+    );
+    let out = dir.path().join("merged");
+    let cases = [
+        (
+            vec![path_str(&one), path_str(&other_seed)],
+            vec!["seed/manifest.toml", "seed: "],
+        ),
+        (vec![path_str(&one)], vec!["shard 2/2 missing", "--partial"]),
+        (
+            vec![path_str(&one), path_str(&copied)],
+            vec!["duplicated record", "task tiny-mul", "copy/runs.jsonl"],
+        ),
+    ];
+    for (shards, named) in cases {
+        let mut args = vec![path_str(&out)];
+        args.extend(shards);
+        let refused = merge(&args);
+        assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+        let err = String::from_utf8_lossy(&refused.stderr);
+        for name in named {
+            assert!(err.contains(name), "`{name}` in {err}");
+        }
+        assert!(!out.exists(), "nothing is written on refusal");
+    }
+}
+
+/// Stops the local Slurm cluster when dropped: when the test ends, passed or not.
+struct LocalCluster {
+    script: PathBuf,
+    dir: PathBuf,
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        let down = Command::new(&self.script)
+            .arg("down")
+            .env("SENS_SLURM_DIR", &self.dir)
+            .status();
+        eprintln!("local cluster down: {down:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs root and Debian's slurm-wlm and munge; .ci/run installs them and runs it"]
+fn a_slurm_array_of_two_oracle_shards_and_its_merge_job_give_the_unsharded_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = unsharded_report(&dir.path().join("one/merged"));
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/slurm");
+    // .ci/run names the cluster's folder, to tear it down should this process die.
+    let cluster = LocalCluster {
+        script: scripts.join("local-cluster.sh"),
+        dir: std::env::var_os("SENS_SLURM_DIR")
+            .map_or_else(|| dir.path().join("slurm"), PathBuf::from),
+    };
+    let up = Command::new(&cluster.script)
+        .arg("up")
+        .env("SENS_SLURM_DIR", &cluster.dir)
+        .output()
+        .expect("local-cluster.sh starts");
+    assert!(up.status.success(), "the local cluster starts: {up:?}");
+
+    let root = dir.path().join("batch");
+    let started = Instant::now();
+    let submitted = Command::new(scripts.join("submit.sh"))
+        .args(["--wait", "2", path_str(&root)])
+        .args(shard_plan())
+        .env("SLURM_CONF", cluster.dir.join("slurm.conf"))
+        .env("SENS_BENCH", env!("CARGO_BIN_EXE_sens-bench"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .expect("submit.sh starts");
+    let wall = started.elapsed();
+    let logs: Vec<String> = ["slurm-shard-1.out", "slurm-shard-2.out", "slurm-merge.out"]
+        .iter()
+        .map(|log| std::fs::read_to_string(root.join(log)).unwrap_or_default())
+        .collect();
+    assert!(
+        submitted.status.success(),
+        "{submitted:?}\n{}",
+        logs.join("\n")
+    );
+    println!(
+        "slurm: 2 oracle shards and the merge job in {:.1} s",
+        wall.as_secs_f64()
+    );
+
+    let merged = root.join("merged");
+    let all = records(&merged);
+    let keys: std::collections::HashSet<_> = all.iter().map(RunRecord::key).collect();
+    assert_eq!((all.len(), keys.len()), (4, 4), "every record once");
+    for index in ["1", "2"] {
+        let manifest =
+            std::fs::read_to_string(root.join(format!("shard-{index}/manifest.toml"))).unwrap();
+        assert!(
+            manifest.contains(&format!("index = {index}\ncount = 2")),
+            "{manifest}"
+        );
+    }
+    let report = std::fs::read_to_string(merged.join("report.md")).expect("the merge job reported");
+    assert_eq!(report, expected);
+}
+
+#[test]
+fn sequence_run_takes_a_shard_and_an_empty_shard_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("shard-2");
+    let sequence = fixtures().join("sequences/tiny-seq");
+    // One sequence, one rep: a single block, which shard 1 of 2 gets.
+    let output = run(&[
+        "sequence",
+        "run",
+        path_str(&sequence),
+        "--condition",
+        "C0,C2",
+        "--agent",
+        "oracle",
+        "--shard",
+        "2/2",
+        "--out",
+        path_str(&out),
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(lines(&out), 0);
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("[shard]\nindex = 2\ncount = 2"),
+        "{manifest}"
+    );
 }

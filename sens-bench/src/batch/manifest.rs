@@ -3,6 +3,11 @@
 //! content for every task and condition already in it); it may add tasks,
 //! conditions and repetitions. A mismatch is an error listing every difference,
 //! never a silent mix of two set-ups in one batch.
+//!
+//! A shard of a batch split across machines records its part in `shard`; a batch
+//! merged from shards has none, and `partial` when some shards were left out
+//! (`sens-bench merge --partial`). A complete merge's manifest is the one the same
+//! batch run on one machine writes.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -25,6 +30,68 @@ pub struct Manifest {
     pub conditions: BTreeMap<String, String>,
     /// Task or sequence id -> digest of its folder.
     pub units: BTreeMap<String, String>,
+    /// The part of the plan this folder runs (`--shard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardPart>,
+    /// A merge that left shards out: which of how many it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+/// `--shard K/N` and the `--weights` it was balanced by.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardPart {
+    pub index: u32,
+    pub count: u32,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub weights: BTreeMap<String, u64>,
+}
+
+impl std::fmt::Display for ShardPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "shard {}/{}", self.index, self.count)?;
+        if !self.weights.is_empty() {
+            let weights: Vec<String> = self
+                .weights
+                .iter()
+                .map(|(u, w)| format!("{u}={w}"))
+                .collect();
+            write!(f, " weighted {}", weights.join(","))?;
+        }
+        Ok(())
+    }
+}
+
+/// The shards a partial merge holds, of `count`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Partial {
+    pub count: u32,
+    pub merged: Vec<u32>,
+}
+
+/// One field in which two manifests differ, with both values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    pub what: String,
+    pub old: String,
+    pub new: String,
+}
+
+/// Whether units and conditions only in the second manifest count as differences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Additions {
+    /// A rerun may add tasks and conditions.
+    Allowed,
+    /// Shards of one batch name the same ones.
+    Differ,
+}
+
+fn describe_shard(shard: &Option<ShardPart>) -> String {
+    shard
+        .as_ref()
+        .map_or_else(|| "no shard".to_string(), ToString::to_string)
 }
 
 impl Manifest {
@@ -49,15 +116,52 @@ impl Manifest {
     /// The manifest a rerun should leave: `self` (what is on disk) extended by what
     /// `next` adds. Fails with every difference in what both name.
     pub fn merge(&self, next: &Manifest) -> anyhow::Result<Manifest> {
+        let differences = self.differences(next, Additions::Allowed);
+        if !differences.is_empty() {
+            let lines: Vec<String> = differences
+                .iter()
+                .map(|d| format!("{}: batch has {}, this run has {}", d.what, d.old, d.new))
+                .collect();
+            bail!(
+                "this batch was run with a different set-up; use a new --out folder, or restore:\n  {}",
+                lines.join("\n  ")
+            );
+        }
+        let mut merged = self.clone();
+        merged.conditions.extend(next.conditions.clone());
+        merged.units.extend(next.units.clone());
+        Ok(merged)
+    }
+
+    /// Every field in which `next` differs from `self` (`partial` aside).
+    pub fn differences(&self, next: &Manifest, additions: Additions) -> Vec<Difference> {
         let mut differences = Vec::new();
         let mut differ = |what: &str, old: &dyn std::fmt::Display, new: &dyn std::fmt::Display| {
-            differences.push(format!("{what}: batch has {old}, this run has {new}"));
+            differences.push(Difference {
+                what: what.to_string(),
+                old: old.to_string(),
+                new: new.to_string(),
+            });
         };
+        if additions == Additions::Differ && self.sens_bench_version != next.sens_bench_version {
+            differ(
+                "sens_bench_version",
+                &self.sens_bench_version,
+                &next.sens_bench_version,
+            );
+        }
         if self.seed != next.seed {
             differ("seed", &self.seed, &next.seed);
         }
         if self.engine_rev != next.engine_rev {
             differ("engine_rev", &self.engine_rev, &next.engine_rev);
+        }
+        if self.shard != next.shard {
+            differ(
+                "shard",
+                &describe_shard(&self.shard),
+                &describe_shard(&next.shard),
+            );
         }
         let agent_fields = [
             ("agent.name", &self.agent.name, &next.agent.name),
@@ -70,26 +174,26 @@ impl Manifest {
                 differ(what, old, new);
             }
         }
+        let absent = "none".to_string();
         for (kind, old, new) in [
             ("condition", &self.conditions, &next.conditions),
             ("task", &self.units, &next.units),
         ] {
-            for (name, digest) in new {
-                if let Some(recorded) = old.get(name).filter(|d| *d != digest) {
+            let names: std::collections::BTreeSet<&String> = match additions {
+                Additions::Allowed => new.keys().filter(|n| old.contains_key(*n)).collect(),
+                Additions::Differ => old.keys().chain(new.keys()).collect(),
+            };
+            for name in names {
+                let (recorded, digest) = (
+                    old.get(name).unwrap_or(&absent),
+                    new.get(name).unwrap_or(&absent),
+                );
+                if recorded != digest {
                     differ(&format!("{kind} {name}"), recorded, digest);
                 }
             }
         }
-        if !differences.is_empty() {
-            bail!(
-                "this batch was run with a different set-up; use a new --out folder, or restore:\n  {}",
-                differences.join("\n  ")
-            );
-        }
-        let mut merged = self.clone();
-        merged.conditions.extend(next.conditions.clone());
-        merged.units.extend(next.units.clone());
-        Ok(merged)
+        differences
     }
 }
 
@@ -140,10 +244,11 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) -> anyhow::Resu
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn manifest() -> Manifest {
+    /// An unsharded manifest, for tests to alter.
+    pub(crate) fn manifest() -> Manifest {
         Manifest {
             sens_bench_version: "0.1.0".into(),
             engine_rev: "abc".into(),
@@ -156,6 +261,8 @@ mod tests {
             },
             conditions: BTreeMap::from([("C0".into(), "d0".into())]),
             units: BTreeMap::from([("t1".into(), "h1".into())]),
+            shard: None,
+            partial: None,
         }
     }
 
@@ -179,6 +286,53 @@ mod tests {
         assert!(
             err.contains("agent.model") && err.contains("seed") && err.contains("task t1"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_rerun_into_a_shard_folder_keeps_its_shard() {
+        let mut first = manifest();
+        first.shard = Some(ShardPart {
+            index: 1,
+            count: 2,
+            weights: BTreeMap::new(),
+        });
+        let mut other = first.clone();
+        other.shard = Some(ShardPart {
+            index: 2,
+            count: 2,
+            weights: BTreeMap::new(),
+        });
+        let err = first.merge(&other).unwrap_err().to_string();
+        assert!(
+            err.contains("shard: batch has shard 1/2, this run has shard 2/2"),
+            "{err}"
+        );
+        assert!(first.merge(&first).is_ok());
+    }
+
+    #[test]
+    fn shards_must_name_the_same_units() {
+        let mut next = manifest();
+        next.units.insert("t2".into(), "h2".into());
+        let differences = manifest().differences(&next, Additions::Differ);
+        assert_eq!(
+            differences,
+            [Difference {
+                what: "task t2".into(),
+                old: "none".into(),
+                new: "h2".into()
+            }]
+        );
+        assert!(manifest().differences(&next, Additions::Allowed).is_empty());
+    }
+
+    #[test]
+    fn an_unsharded_manifest_has_no_shard_or_partial_table() {
+        let text = toml::to_string_pretty(&manifest()).unwrap();
+        assert!(
+            !text.contains("shard") && !text.contains("partial"),
+            "{text}"
         );
     }
 

@@ -2,7 +2,8 @@
 //! repetition, with `--jobs` workers, resumable, and failures kept in their
 //! classes. `run` and `sequence run` are two thin commands over it.
 //!
-//! - [`plan`]: the order of the runs; [`manifest`] and [`runlog`]: the batch
+//! - [`plan`]: the order of the runs and the split into shards (the `merge` command
+//!   joins them); [`manifest`] and [`runlog`]: the batch
 //!   folder's `manifest.toml` and `runs.jsonl`; [`pool`]: the workers;
 //!   [`progress`]: the progress bar.
 //! - [`attempt`]: one attempt on a copy, prepare -> play -> grade -> save
@@ -41,8 +42,8 @@ use crate::record::{AgentInfo, HookCounts, Integrity, RunKey, RunRecord, RunStat
 use crate::spec::conditions::{Condition, Conditions};
 use crate::sync::lock;
 use crate::workspace::cache::Cache;
-use manifest::{Manifest, digest_value};
-use plan::{DEFAULT_SEED, PlannedRun};
+use manifest::{Manifest, ShardPart, digest_value};
+use plan::{DEFAULT_SEED, PlannedRun, Shard};
 use progress::Progress;
 use runlog::RunLog;
 use stage::{Started, Timings};
@@ -91,6 +92,13 @@ pub struct BatchArgs {
     /// The batch folder (`results/<batch>`).
     #[arg(long)]
     pub out: PathBuf,
+    /// Run only part K of N of the plan (1-based, e.g. 2/4): whole (unit, rep)
+    /// blocks, the same split on every machine; join the parts with `merge`.
+    #[arg(long)]
+    pub shard: Option<Shard>,
+    /// Balance shards by these unit weights: a TOML file of `id = weight`.
+    #[arg(long, requires = "shard")]
+    pub weights: Option<PathBuf>,
     /// Print the harness's own time per run (everything but the agent and tests).
     #[arg(long)]
     pub timings: bool,
@@ -107,6 +115,9 @@ pub struct BatchFolder {
     model: Option<String>,
     effort: Option<String>,
     conditions: Vec<(String, Condition)>,
+    reps: u32,
+    seed: u64,
+    shard: Option<ShardPart>,
     log: RunLog,
     engine_rev: String,
     jscpd: Option<PathBuf>,
@@ -153,6 +164,21 @@ impl BatchFolder {
         for (name, condition) in &conditions {
             condition_digests.insert(name.clone(), digest_value(condition)?);
         }
+        let shard = match args.shard {
+            Some(Shard { index, count }) => {
+                let ids: Vec<String> = units.keys().cloned().collect();
+                let weights = match &args.weights {
+                    Some(path) => plan::load_weights(path, &ids)?,
+                    None => BTreeMap::new(),
+                };
+                Some(ShardPart {
+                    index,
+                    count,
+                    weights,
+                })
+            }
+            None => None,
+        };
         std::fs::create_dir_all(&args.out)
             .with_context(|| format!("cannot create the batch folder {}", args.out.display()))?;
         let wanted = Manifest {
@@ -162,6 +188,8 @@ impl BatchFolder {
             agent: agent_info.clone(),
             conditions: condition_digests,
             units,
+            shard: shard.clone(),
+            partial: None,
         };
         let manifest_path = args.out.join("manifest.toml");
         let manifest = match Manifest::load(&manifest_path)? {
@@ -195,6 +223,9 @@ impl BatchFolder {
             model: args.model.clone(),
             effort: args.effort.clone(),
             conditions,
+            reps: args.reps,
+            seed: args.seed,
+            shard,
             log,
             engine_rev,
             jscpd: jscpd::find(),
@@ -209,6 +240,27 @@ impl BatchFolder {
 
     pub fn condition_names(&self) -> Vec<String> {
         self.conditions.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// The runs of `units` this folder does: the whole plan, or its shard's part,
+    /// where a unit weighs `default_weight` unless `--weights` says otherwise.
+    pub fn plan(&self, units: &[String], default_weight: impl Fn(&str) -> u64) -> Vec<PlannedRun> {
+        let runs = plan::plan(units, &self.condition_names(), self.reps, self.seed);
+        match &self.shard {
+            None => runs,
+            Some(part) => {
+                let shard = Shard {
+                    index: part.index,
+                    count: part.count,
+                };
+                plan::select_shard(runs, shard, |unit| {
+                    part.weights
+                        .get(unit)
+                        .copied()
+                        .unwrap_or_else(|| default_weight(unit))
+                })
+            }
+        }
     }
 
     pub(super) fn condition(&self, name: &str) -> anyhow::Result<&Condition> {

@@ -3,7 +3,22 @@
 //! time (API load, caches, machine noise) does not favour one condition. The order
 //! comes from a fixed seed and depends only on (seed, task, rep): adding a task to
 //! a batch does not reshuffle the blocks already planned.
+//!
+//! A batch split across machines (`--shard K/N`) runs the runs of whole (unit,
+//! rep) blocks only ([`select_shard`]): a block's random order stays on one
+//! machine, and a sequence under one condition and repetition (a block's run) is
+//! never split. The split depends only on the plan: blocks are taken in (unit,
+//! rep) order, heaviest first, each to the shard with the least work so far
+//! (ties to the lowest shard), so with equal weights the shards differ by at most
+//! one block. A block's work is its number of runs times its unit's weight: 1 for
+//! a task, the number of steps for a sequence, or what `--weights` gives.
 
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use anyhow::{Context, bail};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -38,6 +53,83 @@ pub fn plan(units: &[String], conditions: &[String], reps: u32, seed: u64) -> Ve
         }
     }
     runs
+}
+
+/// Part `index` of `count` (1-based) of a batch split across machines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl FromStr for Shard {
+    type Err = anyhow::Error;
+    fn from_str(text: &str) -> anyhow::Result<Shard> {
+        let parsed = text
+            .split_once('/')
+            .and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+        match parsed {
+            Some((index, count)) if 1 <= index && index <= count => Ok(Shard { index, count }),
+            _ => bail!("shard `{text}` is not K/N with 1 <= K <= N (e.g. 2/4)"),
+        }
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// The runs of `runs` (a [`plan`]) that belong to `shard`, in plan order; see the
+/// module documentation. `weight` gives a unit's weight (at least 1).
+pub fn select_shard(
+    runs: Vec<PlannedRun>,
+    shard: Shard,
+    weight: impl Fn(&str) -> u64,
+) -> Vec<PlannedRun> {
+    let mut blocks: BTreeMap<(&str, u32), u64> = BTreeMap::new();
+    for run in &runs {
+        *blocks.entry((run.unit.as_str(), run.rep)).or_default() += weight(&run.unit);
+    }
+    let mut order: Vec<((&str, u32), u64)> = blocks.into_iter().collect();
+    // Stable: equal work keeps the (unit, rep) order.
+    order.sort_by_key(|block| std::cmp::Reverse(block.1));
+    let mut load = vec![0u64; shard.count as usize];
+    let mut mine = HashSet::new();
+    for (block, work) in order {
+        let lightest = (0..load.len()).min_by_key(|&i| load[i]).unwrap_or(0);
+        load[lightest] += work;
+        if lightest + 1 == shard.index as usize {
+            mine.insert((block.0.to_string(), block.1));
+        }
+    }
+    runs.into_iter()
+        .filter(|run| mine.contains(&(run.unit.clone(), run.rep)))
+        .collect()
+}
+
+/// `--weights FILE`: a TOML table of unit id -> weight (a whole number >= 1).
+/// Every id must be one of `units`.
+pub fn load_weights(path: &Path, units: &[String]) -> anyhow::Result<BTreeMap<String, u64>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the weights file {}", path.display()))?;
+    let weights: BTreeMap<String, u64> = toml::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a weights file (lines of `id = weight`, a whole number)",
+            path.display()
+        )
+    })?;
+    for (id, weight) in &weights {
+        if *weight == 0 {
+            bail!("{}: `{id}`: a weight is at least 1", path.display());
+        }
+        if !units.contains(id) {
+            bail!("{}: `{id}` is not a unit of this batch", path.display());
+        }
+    }
+    Ok(weights)
 }
 
 fn block_seed(seed: u64, unit: &str, rep: u32) -> u64 {
@@ -106,5 +198,143 @@ mod tests {
         };
         assert_eq!(block(&small, "a"), block(&large, "a"));
         assert_eq!(block(&small, "b"), block(&large, "b"));
+    }
+
+    /// Tasks (weight 1) and sequences (weight = steps) in one plan.
+    fn mixed() -> (Vec<String>, impl Fn(&str) -> u64) {
+        let mut units: Vec<String> = (0..9).map(|i| format!("task-{i}")).collect();
+        units.extend(strings(&["cuentas", "tiny-seq"]));
+        let weight = |unit: &str| match unit {
+            "cuentas" => 6,
+            "tiny-seq" => 3,
+            _ => 1,
+        };
+        (units, weight)
+    }
+
+    fn shard(index: u32, count: u32) -> Shard {
+        Shard { index, count }
+    }
+
+    #[test]
+    fn the_shards_partition_the_plan_in_whole_blocks() {
+        let (units, weight) = mixed();
+        let conditions = strings(&["C0", "C1", "C2"]);
+        let whole = plan(&units, &conditions, 3, 5);
+        for count in [1, 2, 3, 7] {
+            let mut union = Vec::new();
+            let mut work = Vec::new();
+            for index in 1..=count {
+                let part = select_shard(whole.clone(), shard(index, count), &weight);
+                let blocks: HashSet<_> = part.iter().map(|r| (&r.unit, r.rep)).collect();
+                for (unit, rep) in blocks {
+                    let in_whole = whole.iter().filter(|r| &r.unit == unit && r.rep == rep);
+                    let in_part = part.iter().filter(|r| &r.unit == unit && r.rep == rep);
+                    assert_eq!(
+                        in_whole.count(),
+                        in_part.count(),
+                        "{unit} rep {rep} is split"
+                    );
+                }
+                work.push(part.iter().map(|r| weight(&r.unit)).sum::<u64>());
+                union.extend(part);
+            }
+            assert_eq!(union.len(), whole.len(), "N = {count}: no run twice");
+            let unique: HashSet<_> = union.iter().collect();
+            assert_eq!(
+                unique,
+                whole.iter().collect(),
+                "N = {count}: every run once"
+            );
+            let (min, max) = (work.iter().min().unwrap(), work.iter().max().unwrap());
+            assert!(max - min <= 6 * 3, "N = {count}: unbalanced {work:?}");
+        }
+    }
+
+    #[test]
+    fn equal_weights_balance_by_count_and_keep_the_plan_order() {
+        let units: Vec<String> = (0..5).map(|i| format!("t{i}")).collect();
+        let whole = plan(&units, &strings(&["C0", "C2"]), 2, 1);
+        let sizes: Vec<usize> = (1..=3)
+            .map(|k| select_shard(whole.clone(), shard(k, 3), |_| 1).len())
+            .collect();
+        assert_eq!(sizes, [8, 6, 6], "10 blocks of 2 runs over 3 shards");
+        let part = select_shard(whole.clone(), shard(2, 3), |_| 1);
+        let positions: Vec<usize> = part
+            .iter()
+            .map(|r| whole.iter().position(|w| w == r).unwrap())
+            .collect();
+        assert!(positions.is_sorted(), "a shard runs in plan order");
+    }
+
+    #[test]
+    fn the_split_ignores_the_order_units_are_given_in() {
+        let conditions = strings(&["C0", "C2"]);
+        let forward = plan(&strings(&["a", "b", "c", "d"]), &conditions, 2, 1);
+        let backward = plan(&strings(&["d", "c", "b", "a"]), &conditions, 2, 1);
+        for k in 1..=3 {
+            let mut one = select_shard(forward.clone(), shard(k, 3), |_| 1);
+            let mut other = select_shard(backward.clone(), shard(k, 3), |_| 1);
+            one.sort_by_key(|r| (r.unit.clone(), r.rep, r.condition.clone()));
+            other.sort_by_key(|r| (r.unit.clone(), r.rep, r.condition.clone()));
+            assert_eq!(one, other);
+        }
+    }
+
+    /// The child half of the test below: prints its split when asked to.
+    #[test]
+    fn print_the_split_for_another_process() {
+        let Some(path) = std::env::var_os("SENS_PLAN_SPLIT_OUT") else {
+            return;
+        };
+        std::fs::write(path, serde_json::to_string(&split_of_seven()).unwrap()).unwrap();
+    }
+
+    fn split_of_seven() -> Vec<Vec<PlannedRun>> {
+        let (units, weight) = mixed();
+        let whole = plan(&units, &strings(&["C0", "C1", "C2"]), 3, 11);
+        (1..=7)
+            .map(|k| select_shard(whole.clone(), shard(k, 7), &weight))
+            .collect()
+    }
+
+    #[test]
+    fn the_split_is_the_same_in_another_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("split.json");
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "batch::plan::tests::print_the_split_for_another_process",
+            ])
+            .env("SENS_PLAN_SPLIT_OUT", &out)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let theirs: Vec<Vec<PlannedRun>> =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(theirs, split_of_seven());
+    }
+
+    #[test]
+    fn shards_parse_and_weights_are_checked() {
+        assert_eq!("2/4".parse::<Shard>().unwrap(), shard(2, 4));
+        assert_eq!(shard(2, 4).to_string(), "2/4");
+        for bad in ["0/2", "3/2", "2", "a/b", "1/0"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("weights.toml");
+        let units = strings(&["a", "b"]);
+        std::fs::write(&path, "a = 3\n").unwrap();
+        assert_eq!(load_weights(&path, &units).unwrap()["a"], 3);
+        std::fs::write(&path, "zz = 3\n").unwrap();
+        let err = load_weights(&path, &units).unwrap_err().to_string();
+        assert!(
+            err.contains("weights.toml") && err.contains("`zz`"),
+            "{err}"
+        );
+        std::fs::write(&path, "a = 0\n").unwrap();
+        assert!(load_weights(&path, &units).is_err());
     }
 }
