@@ -22,10 +22,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// The engine on the command line: index, dupes.
-    Engine {
-        #[command(subcommand)]
-        command: engine_cli::EngineCommand,
-    },
+    Engine(engine_cli::EngineArgs),
     /// Check tasks: tests pass at the start, hidden tests fail there, and with the
     /// reference patch both pass (SPEC 3.2). Exit 0 only if every task is valid.
     Validate {
@@ -85,7 +82,7 @@ struct CommandLimits {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome: anyhow::Result<ExitCode> = match cli.command {
-        Command::Engine { command } => engine_cli::run(command),
+        Command::Engine(args) => engine_cli::run(args),
         Command::Validate {
             tasks,
             task,

@@ -743,6 +743,7 @@ impl Batch {
             seed: args.seed,
             agent: agent_info.clone(),
             conditions: condition_digests,
+            rules: crate::gate::rule_digests(&conditions),
             units,
         };
         let manifest_path = args.out.join("manifest.toml");
@@ -943,7 +944,11 @@ impl Batch {
             transcript: input.dir.join("transcript.jsonl"),
         };
         let handler: Option<Box<dyn HookHandler>> = if input.condition.engine {
-            let session = crate::agent::engine::engine_handler(input.root, ledger)?;
+            let session = crate::agent::engine::engine_handler(
+                input.root,
+                ledger,
+                input.condition.rule_config.clone(),
+            )?;
             Some(Box::new(session))
         } else {
             None

@@ -40,12 +40,16 @@ pub struct SessionOptions {
     pub ledger: PathBuf,
     pub hook_timeout_secs: u32,
     pub max_stop_rounds: u32,
+    /// `RuleConfig::digest` of the judge's rules, written on every ledger line so
+    /// a replay knows which rules made each decision (default: the defaults').
+    pub rules_digest: String,
 }
 
 impl SessionOptions {
     pub fn new(ledger: PathBuf) -> Self {
         Self {
             ledger,
+            rules_digest: crate::config::RuleConfig::default().digest(),
             hook_timeout_secs: DEFAULT_HOOK_TIMEOUT_SECS,
             max_stop_rounds: DEFAULT_MAX_STOP_ROUNDS,
         }
@@ -268,6 +272,7 @@ impl Session {
             tool: input.get("tool_name").and_then(Value::as_str),
             agent_id: input.get("agent_id").and_then(Value::as_str),
             input_digest: ledger::digest(input),
+            rules_digest: &self.options.rules_digest,
             tree_before: outcome.tree.map(|t| t.to_string()),
             approved_tree: approved_tree.map(|t| t.to_string()),
             verdict: outcome.verdict,
