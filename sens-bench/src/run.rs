@@ -527,6 +527,7 @@ fn grade_run(
     .map_err(Stop::infra)?;
     record.integrity = integrity_of(input, &changes).map_err(Stop::infra)?;
     record.hooks = if input.condition.engine {
+        sens_engine::replay::save_material(input.root, input.dir).map_err(Stop::infra)?;
         measure::hook_counts(ledger).map_err(Stop::infra)?
     } else {
         HookCounts::default()

@@ -638,7 +638,7 @@ fn protected_reason(paths: &[PathBuf]) -> String {
 }
 
 /// A change to one of the engine's paths (see [`Session::protected_changes`]).
-fn protected_finding(path: String) -> Finding {
+pub(crate) fn protected_finding(path: String) -> Finding {
     let name = path.rsplit('/').next().unwrap_or(&path).to_string();
     Finding {
         rule: PROTECTED_RULE.into(),
@@ -669,7 +669,7 @@ fn blocking_of<'a>(audit: &'a [Finding], pending: &'a [Finding]) -> Vec<&'a Find
     out
 }
 
-fn same_finding(a: &Finding, b: &Finding) -> bool {
+pub(crate) fn same_finding(a: &Finding, b: &Finding) -> bool {
     a.rule == b.rule && a.new == b.new && a.existing == b.existing
 }
 
