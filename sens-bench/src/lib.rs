@@ -11,6 +11,7 @@ pub mod gate;
 pub mod grade;
 pub mod integrity;
 pub mod jscpd;
+pub mod label;
 pub mod loc;
 pub mod manifest;
 pub mod measure;

@@ -41,6 +41,12 @@ enum Command {
         #[command(flatten)]
         limits: CommandLimits,
     },
+    /// Replay every engine decision of a batch with other rules and list what
+    /// changed (exit 1 when a labelled decision gets worse, 2 on bad input or an
+    /// unreplayable decision).
+    Gate(sens_bench::gate::GateArgs),
+    /// Label one engine decision of a batch just or unjust.
+    Label(sens_bench::label::LabelArgs),
     /// Report on a batch: Markdown, CSV and plots, or the comparisons as JSON.
     Report(sens_bench::report::ReportOptions),
     /// Run a batch: every task x condition x rep, resumable (SPEC 3.5).
@@ -97,6 +103,8 @@ fn main() -> ExitCode {
             timeout: Duration::from_secs(limits.timeout),
             logs: limits.logs,
         }),
+        Command::Gate(args) => sens_bench::gate::gate(&args),
+        Command::Label(args) => sens_bench::label::label(&args),
         Command::Report(options) => sens_bench::report::report(&options),
         Command::Run(args) => sens_bench::run::run(&args),
         Command::Sequence(Sequence::Run(args)) => sens_bench::sequence_run::run(&args),
