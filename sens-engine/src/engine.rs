@@ -58,6 +58,8 @@ pub struct Engine {
     /// Text and tree of large files and of files re-indexed since the start, so
     /// a write to them re-parses only what it changes.
     sources: FxHashMap<String, Source>,
+    /// Every prompt of the session: functions they name are not orphans.
+    prompts: String,
 }
 
 impl Engine {
@@ -81,6 +83,7 @@ impl Engine {
                 .into_iter()
                 .map(|s| (s.path.to_string(), s))
                 .collect(),
+            prompts: String::new(),
         };
         for candidate in walk::walk(&engine.root, opts)?.candidates {
             let stamp = match engine.sources.get(&candidate.rel) {
@@ -214,8 +217,13 @@ pub(crate) fn write_findings(
 }
 
 /// The audit's findings (copies and orphans) over `changes`; the index must
-/// already hold the project as it is after them. Shared by the engine and a replay.
-pub(crate) fn audit_findings(index: &Index, changes: &[FileChange]) -> Result<Vec<Finding>> {
+/// already hold the project as it is after them; `prompt` is what the person
+/// asked for in the session. Shared by the engine and a replay.
+pub(crate) fn audit_findings(
+    index: &Index,
+    changes: &[FileChange],
+    prompt: &str,
+) -> Result<Vec<Finding>> {
     let mut findings = Vec::new();
     for change in changes {
         let Some(text) = &change.after else { continue };
@@ -240,6 +248,7 @@ pub(crate) fn audit_findings(index: &Index, changes: &[FileChange]) -> Result<Ve
             text,
             &after,
             &before,
+            prompt,
         ));
     }
     Ok(findings)
@@ -353,7 +362,12 @@ impl Judge for Engine {
                 None => self.forget(&change.path),
             }
         }
-        audit_findings(&self.index, changes)
+        audit_findings(&self.index, changes, &self.prompts)
+    }
+
+    fn note_prompt(&mut self, prompt: &str) {
+        self.prompts.push_str(prompt);
+        self.prompts.push('\n');
     }
 
     fn suggest(&self, prompt: &str) -> Result<Vec<Suggestion>> {

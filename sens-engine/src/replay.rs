@@ -175,6 +175,8 @@ pub struct Replay<'a> {
     root: Option<PathBuf>,
     pending: Vec<Finding>,
     stop_rounds: HashMap<Option<String>, u32>,
+    /// Every prompt so far, as the engine heard them.
+    prompts: String,
 }
 
 impl<'a> Replay<'a> {
@@ -188,6 +190,7 @@ impl<'a> Replay<'a> {
             root: None,
             pending: Vec::new(),
             stop_rounds: HashMap::new(),
+            prompts: String::new(),
         })
     }
 
@@ -205,6 +208,10 @@ impl<'a> Replay<'a> {
             "UserPromptSubmit" => {
                 self.look(need(tree, "tree_before")?, false)?;
                 self.stop_rounds.clear();
+                if let Some(prompt) = input.get("prompt").and_then(Value::as_str) {
+                    self.prompts.push_str(prompt);
+                    self.prompts.push('\n');
+                }
                 Ok(None)
             }
             "PreToolUse" => self.pre_tool(input, tree, approved),
@@ -324,7 +331,7 @@ impl<'a> Replay<'a> {
     fn audit(&mut self, tree: Oid, approved: Oid) -> Result<Vec<Finding>> {
         self.move_to(tree)?;
         let changes = tree_changes(self.repo, approved, tree)?;
-        let mut findings = audit_findings(&self.index, &changes)?;
+        let mut findings = audit_findings(&self.index, &changes, &self.prompts)?;
         findings.extend(self.protected_changes(approved, tree)?);
         Ok(findings)
     }

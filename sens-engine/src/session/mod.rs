@@ -340,6 +340,7 @@ impl Session {
             self.approved = Some(checkpoint);
         }
         self.stop_rounds.clear();
+        self.judge.note_prompt(prompt);
         let suggestions = self.judge.suggest(prompt)?;
         let mut outcome = if suggestions.is_empty() {
             Outcome::new(Verdict::Quiet, json!({}), Some(tree))
