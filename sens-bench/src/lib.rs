@@ -7,6 +7,7 @@ pub mod conditions;
 pub mod engine_bench;
 pub mod engine_cli;
 pub mod exec;
+pub mod fairness;
 pub mod gate;
 pub mod grade;
 pub mod integrity;
