@@ -115,10 +115,13 @@ impl Material {
     }
 }
 
+/// Parses by (blob id, language); `None` where no grammar knows the file.
+type Parses = FxHashMap<(Oid, &'static str), Option<Arc<ParsedFile>>>;
+
 /// Parses by blob id, shared by every replay with the same rules.
 pub struct ParseCache {
     proto: Index,
-    parsed: Mutex<FxHashMap<(Oid, &'static str), Option<Arc<ParsedFile>>>>,
+    parsed: Mutex<Parses>,
 }
 
 impl ParseCache {
@@ -145,9 +148,7 @@ impl ParseCache {
         Ok(parsed)
     }
 
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, FxHashMap<(Oid, &'static str), Option<Arc<ParsedFile>>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Parses> {
         // A panic elsewhere cannot leave a half-written entry: inserts are whole.
         self.parsed
             .lock()
