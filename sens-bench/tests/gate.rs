@@ -180,6 +180,17 @@ fn a_denied_and_blocked_batch_replays_and_the_gate_follows_the_rules_and_labels(
         changes.iter().all(|c| c["run"] == "gate-copy/C2/1"),
         "{report:#}"
     );
+    // --against replays the old side too: the defaults written out equal the record.
+    let defaults = dir.path().join("rules/defaults.toml");
+    std::fs::write(&defaults, "floor = 80\n").unwrap();
+    let against = json_of(&gate(&[
+        "--rules",
+        text(&rules),
+        "--against",
+        text(&defaults),
+    ]));
+    assert_eq!(against["changes"], report["changes"], "{against:#}");
+    assert_eq!(against["summary"]["against"], c2[0]["rules_digest"]);
     let markdown = sens_bench(&["gate", text(&batch), "--rules", text(&rules)]);
     let markdown = stdout(&markdown);
     assert!(
