@@ -142,7 +142,7 @@ fn a_denied_and_blocked_batch_replays_and_the_gate_follows_the_rules_and_labels(
     // The copies the runs played on are gone; the replay reads the packs.
     let workspace = c2[0]["input"]["cwd"].as_str().unwrap();
     assert!(!Path::new(workspace).exists(), "{workspace} still exists");
-    assert!(batch.join("runs/gate-copy/C2/1/sens.pack").is_file());
+    assert!(batch.join("runs/gate-copy/C2/1/sens-objects/pack").is_dir());
 
     let gate = |extra: &[&str]| {
         let mut args = vec!["gate", text(&batch), "--format", "json"];
@@ -254,7 +254,7 @@ fn a_denied_and_blocked_batch_replays_and_the_gate_follows_the_rules_and_labels(
     assert_eq!(bad_run.status.code(), Some(2));
 
     // Without its pack a run is unreplayable, named, and the gate exits 2.
-    std::fs::remove_file(batch.join("runs/gate-copy/C2/1/sens.pack")).unwrap();
+    std::fs::remove_dir_all(batch.join("runs/gate-copy/C2/1/sens-objects")).unwrap();
     let lost = gate(&[]);
     assert_eq!(lost.status.code(), Some(2));
     let report = json_of(&lost);

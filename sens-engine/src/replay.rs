@@ -4,8 +4,9 @@
 //!
 //! - **Material.** [`save_material`] packs the git objects of every `refs/sens/*`
 //!   ref (checkpoints, the approved point, and the chain keeping every ledger
-//!   tree) into `sens.pack` (a git pack: zlib-compressed, deltified) and lists
-//!   the refs in `sens.refs`. [`Material::open`] reads it back.
+//!   tree) into `sens-objects/pack/` (a git pack, zlib-compressed and deltified,
+//!   with its index) and lists the refs in `sens.refs`. [`Material::open`] reads
+//!   the pack in place: no copy, no re-indexing.
 //! - **What is replayed.** PreToolUse Write/Edit/NotebookEdit (the write judged
 //!   against the index of its recorded tree), PreToolUse Bash that commits or
 //!   pushes (the audit) or writes a protected path, PostToolUse and
@@ -42,13 +43,13 @@ use crate::session::{DEFAULT_MAX_STOP_ROUNDS, protected_finding, rebuild, same_f
 use crate::units::ParsedFile;
 use crate::walk::{self, WalkOptions};
 
-/// The pack of a run's `refs/sens/*` objects, in its run folder.
-pub const PACK_FILE: &str = "sens.pack";
+/// The object folder (`pack/` inside) of a run's `refs/sens/*` objects.
+pub const OBJECTS_DIR: &str = "sens-objects";
 /// `<oid> <ref name>` per line: the refs the pack was made from.
 pub const REFS_FILE: &str = "sens.refs";
 
 /// Writes the replay material of the repository at `workspace` into `dir`;
-/// returns the pack's size in bytes.
+/// returns the size of the pack and its index in bytes.
 pub fn save_material(workspace: &Path, dir: &Path) -> Result<u64> {
     let repo = Repository::open(workspace)
         .with_context(|| format!("opening the git repository {}", workspace.display()))?;
@@ -70,44 +71,56 @@ pub fn save_material(workspace: &Path, dir: &Path) -> Result<u64> {
     builder
         .insert_walk(&mut walk)
         .context("adding the sens commits, trees and blobs to the pack")?;
-    let mut pack = git2::Buf::new();
-    builder.write_buf(&mut pack).context("writing the pack")?;
-    let pack_path = dir.join(PACK_FILE);
-    std::fs::write(&pack_path, &*pack)
-        .with_context(|| format!("writing {}", pack_path.display()))?;
+    let pack_dir = dir.join(OBJECTS_DIR).join("pack");
+    std::fs::create_dir_all(&pack_dir)
+        .with_context(|| format!("creating {}", pack_dir.display()))?;
+    builder
+        .write(&pack_dir, 0o644)
+        .with_context(|| format!("writing the pack into {}", pack_dir.display()))?;
     let refs_path = dir.join(REFS_FILE);
     std::fs::write(&refs_path, refs).with_context(|| format!("writing {}", refs_path.display()))?;
-    Ok(pack.len() as u64)
+    let mut bytes = 0;
+    for entry in
+        std::fs::read_dir(&pack_dir).with_context(|| format!("listing {}", pack_dir.display()))?
+    {
+        bytes += entry
+            .and_then(|e| e.metadata())
+            .with_context(|| format!("listing {}", pack_dir.display()))?
+            .len();
+    }
+    Ok(bytes)
 }
 
-/// A run's replay material, unpacked into a private bare repository.
+/// A run's replay material, read in place.
 pub struct Material {
     repo: Repository,
-    _dir: tempfile::TempDir,
 }
 
 impl Material {
-    /// Reads `dir`'s pack; an error names the missing or broken file.
+    /// Opens `dir`'s pack; an error names the missing or broken folder.
     pub fn open(dir: &Path) -> Result<Self> {
-        let pack_path = dir.join(PACK_FILE);
-        let pack = std::fs::read(&pack_path)
-            .with_context(|| format!("cannot read the replay pack {}", pack_path.display()))?;
-        let tmp = tempfile::Builder::new()
-            .prefix("sens-replay-")
-            .tempdir()
-            .context("creating a folder for the replay repository")?;
-        let repo = Repository::init_bare(tmp.path()).context("creating the replay repository")?;
-        {
-            let odb = repo.odb().context("opening the replay object database")?;
-            let mut writer = odb.packwriter().context("starting to unpack")?;
-            std::io::Write::write_all(&mut writer, &pack)
-                .and_then(|()| std::io::Write::flush(&mut writer))
-                .with_context(|| format!("{} is not a git pack", pack_path.display()))?;
-            writer
-                .commit()
-                .with_context(|| format!("{} is not a git pack", pack_path.display()))?;
+        let objects = dir.join(OBJECTS_DIR);
+        let pack_dir = objects.join("pack");
+        let has_pack = std::fs::read_dir(&pack_dir).is_ok_and(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .any(|e| e.path().extension().is_some_and(|x| x == "pack"))
+        });
+        if !has_pack {
+            bail!(
+                "the replay pack is missing: {} holds no .pack file",
+                pack_dir.display()
+            );
         }
-        Ok(Self { repo, _dir: tmp })
+        let odb = git2::Odb::new().context("creating an object database")?;
+        odb.add_disk_alternate(
+            objects
+                .to_str()
+                .with_context(|| format!("{} is not UTF-8", objects.display()))?,
+        )
+        .with_context(|| format!("{} is not a git object folder", objects.display()))?;
+        let repo = Repository::from_odb(odb).context("opening the replay objects")?;
+        Ok(Self { repo })
     }
 
     pub fn repo(&self) -> &Repository {
