@@ -265,7 +265,7 @@ fn a_denied_and_blocked_batch_replays_and_the_gate_follows_the_rules_and_labels(
         unreplayable[0]["error"]
             .as_str()
             .unwrap()
-            .contains("sens.pack")
+            .contains("replay pack is missing")
     );
 }
 
