@@ -90,13 +90,13 @@ fn millis_line(sorted: &[Duration]) -> String {
     )
 }
 
-pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
+pub fn bench(dir: &Path, cfg: &RuleConfig, runs: usize) -> Result<ExitCode> {
     if runs == 0 {
         bail!("--runs must be at least 1");
     }
     let mut best: Option<(Index, BuildReport)> = None;
     for _ in 0..runs {
-        let built = Index::build(dir, RuleConfig::default(), WalkOptions::default())?;
+        let built = Index::build(dir, cfg.clone(), WalkOptions::default())?;
         if best
             .as_ref()
             .is_none_or(|(_, r)| built.1.seconds.total < r.seconds.total)
@@ -170,7 +170,7 @@ pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
         millis_line(&reindex_cpu)
     );
 
-    let (verdicts, verdicts_cpu) = verdict_times(dir, &files)?;
+    let (verdicts, verdicts_cpu) = verdict_times(dir, cfg, &files)?;
     println!(
         "PreToolUse verdict over {} writes (a function of another file appended): wall {}; CPU {}",
         verdicts.len(),
@@ -207,8 +207,12 @@ pub fn bench(dir: &Path, runs: usize) -> Result<ExitCode> {
 
 /// Times `check_write` for every file written back with the largest function
 /// of the next file appended: the copy rules' heaviest path.
-fn verdict_times(dir: &Path, files: &[(String, String)]) -> Result<(Vec<Duration>, Vec<Duration>)> {
-    let mut engine = Engine::open(dir, RuleConfig::default())?;
+fn verdict_times(
+    dir: &Path,
+    cfg: &RuleConfig,
+    files: &[(String, String)],
+) -> Result<(Vec<Duration>, Vec<Duration>)> {
+    let mut engine = Engine::open(dir, cfg.clone())?;
     let writes: Vec<(String, String)> = files
         .iter()
         .zip(files.iter().cycle().skip(1))

@@ -75,37 +75,50 @@ pub enum EngineCommand {
     },
 }
 
-pub fn run(command: EngineCommand) -> Result<ExitCode> {
-    match command {
-        EngineCommand::Index { dir, json } => index(&dir, json),
+/// `sens-bench engine [--rules FILE] COMMAND`: the rules file (SPEC 3.11) applies
+/// to every engine command; without it the defaults.
+#[derive(Debug, clap::Args)]
+pub struct EngineArgs {
+    /// A rules file (TOML with RuleConfig's fields; absent ones take the defaults).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: EngineCommand,
+}
+
+pub fn run(args: EngineArgs) -> Result<ExitCode> {
+    // Loaded before anything runs, so a malformed file stops the command at once.
+    let cfg = RuleConfig::load(args.rules.as_deref())?;
+    match args.command {
+        EngineCommand::Index { dir, json } => index(&dir, &cfg, json),
         EngineCommand::Dupes {
             dir,
             json,
             min_tokens,
-        } => dupes(&dir, json, min_tokens),
+        } => dupes(&dir, &cfg, json, min_tokens),
         EngineCommand::Check {
             dir,
             file,
             content,
             json,
-        } => check(&dir, &file, &content, json),
+        } => check(&dir, &cfg, &file, &content, json),
         EngineCommand::Suggest {
             dir,
             prompt,
             json,
             explain,
-        } => suggest(&dir, &prompt, json, explain),
+        } => suggest(&dir, &cfg, &prompt, json, explain),
         EngineCommand::SuggestEval { cases, json } => crate::suggest_eval::run(&cases, json),
-        EngineCommand::Bench { dir, runs } => crate::engine_bench::bench(&dir, runs),
+        EngineCommand::Bench { dir, runs } => crate::engine_bench::bench(&dir, &cfg, runs),
     }
 }
 
-fn build(dir: &Path) -> Result<(Index, BuildReport)> {
-    Index::build(dir, RuleConfig::default(), WalkOptions::default())
+fn build(dir: &Path, cfg: &RuleConfig) -> Result<(Index, BuildReport)> {
+    Index::build(dir, cfg.clone(), WalkOptions::default())
 }
 
-fn index(dir: &Path, json: bool) -> Result<ExitCode> {
-    let (_, report) = build(dir)?;
+fn index(dir: &Path, cfg: &RuleConfig, json: bool) -> Result<ExitCode> {
+    let (_, report) = build(dir, cfg)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -163,8 +176,8 @@ struct UnitJson {
     name: String,
 }
 
-fn dupes(dir: &Path, json: bool, min_tokens: Option<usize>) -> Result<ExitCode> {
-    let (index, _) = build(dir)?;
+fn dupes(dir: &Path, cfg: &RuleConfig, json: bool, min_tokens: Option<usize>) -> Result<ExitCode> {
+    let (index, _) = build(dir, cfg)?;
     let min_tokens = min_tokens.unwrap_or(index.config().floor);
     let groups = dupes::groups(&index, min_tokens)
         .into_iter()
@@ -223,10 +236,16 @@ pub fn verdict(findings: &[Finding]) -> &'static str {
     }
 }
 
-fn check(dir: &Path, file: &Path, content: &Path, json: bool) -> Result<ExitCode> {
+fn check(
+    dir: &Path,
+    cfg: &RuleConfig,
+    file: &Path,
+    content: &Path,
+    json: bool,
+) -> Result<ExitCode> {
     let text = std::fs::read_to_string(content)
         .with_context(|| format!("cannot read the new content from {}", content.display()))?;
-    let mut engine = Engine::open(dir, RuleConfig::default())?;
+    let mut engine = Engine::open(dir, cfg.clone())?;
     if engine.relative(file).is_none() {
         bail!(
             "{} is outside {}: --file must name a path inside the project",
@@ -264,8 +283,14 @@ struct SuggestJson<'a> {
     suggestions: &'a [Suggestion],
 }
 
-fn suggest(dir: &Path, prompt: &str, json: bool, explain: bool) -> Result<ExitCode> {
-    let engine = Engine::open(dir, RuleConfig::default())?;
+fn suggest(
+    dir: &Path,
+    cfg: &RuleConfig,
+    prompt: &str,
+    json: bool,
+    explain: bool,
+) -> Result<ExitCode> {
+    let engine = Engine::open(dir, cfg.clone())?;
     if explain {
         let ranking = suggest::rank(engine.index(), prompt);
         if json {

@@ -7,7 +7,7 @@
 //! groups) -> `workspace` (copies, hidden files, the agent's diff) -> `agent`
 //! (the CLI session) -> `measure` -> `record` -> `batch` (the batch folder and
 //! one attempt) -> `stats` -> `report`. The commands over them: `run`,
-//! `sequence_run`, `merge`, `validate`, `calibrate`, `suggest_eval`, `engine_cli` (with
+//! `sequence_run`, `merge`, `validate`, `gate`, `label`, `calibrate`, `suggest_eval`, `engine_cli` (with
 //! `engine_bench`), `stats_bench`.
 
 pub mod agent;
@@ -16,7 +16,9 @@ pub mod calibrate;
 pub mod engine_bench;
 pub mod engine_cli;
 pub mod exec;
+pub mod gate;
 pub mod jsonl;
+pub mod label;
 pub mod measure;
 pub mod merge;
 pub mod record;

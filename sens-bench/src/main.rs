@@ -22,10 +22,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// The engine on the command line: index, dupes.
-    Engine {
-        #[command(subcommand)]
-        command: engine_cli::EngineCommand,
-    },
+    Engine(engine_cli::EngineArgs),
     /// Check tasks: tests pass at the start, hidden tests fail there, and with the
     /// reference patch both pass (SPEC 3.2). Exit 0 only if every task is valid.
     Validate {
@@ -44,6 +41,12 @@ enum Command {
         #[command(flatten)]
         limits: CommandLimits,
     },
+    /// Replay every engine decision of a batch with other rules and list what
+    /// changed (exit 1 when a labelled decision gets worse, 2 on bad input or an
+    /// unreplayable decision).
+    Gate(sens_bench::gate::GateArgs),
+    /// Label one engine decision of a batch just or unjust.
+    Label(sens_bench::label::LabelArgs),
     /// Report on a batch: Markdown, CSV and plots, or the comparisons as JSON.
     Report(sens_bench::report::ReportOptions),
     /// Run a batch: every task x condition x rep, resumable (SPEC 3.5).
@@ -95,7 +98,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let outcome: anyhow::Result<ExitCode> = match cli.command {
-        Command::Engine { command } => engine_cli::run(command),
+        Command::Engine(args) => engine_cli::run(args),
         Command::Validate {
             tasks,
             task,
@@ -110,6 +113,8 @@ fn main() -> ExitCode {
             timeout: Duration::from_secs(limits.timeout),
             logs: limits.logs,
         }),
+        Command::Gate(args) => sens_bench::gate::gate(&args),
+        Command::Label(args) => sens_bench::label::label(&args),
         Command::Report(options) => sens_bench::report::report(&options),
         Command::Run(args) => sens_bench::run::run(&args),
         Command::Merge(args) => sens_bench::merge::merge(&args),

@@ -23,13 +23,13 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
+use crate::batch::labels::LABELS_FILE;
 use crate::batch::manifest::{Additions, Difference, Manifest, Partial};
 use crate::record::{RunKey, read_records};
 use crate::report::{self, MANIFEST_FILE, RUNS_FILE};
 use crate::spec::files::relative_files;
 
 /// The labels of a batch's decisions (`sens-bench label`), one JSON value a line.
-const LABELS_FILE: &str = "labels.jsonl";
 /// The run folders of a batch.
 const RUNS_DIR: &str = "runs";
 

@@ -125,7 +125,8 @@ async fn play(script: Script, engine: bool) -> Played {
     };
     let ledger_path = dir.path().join("hooks.jsonl");
     let handler: Option<Box<dyn HookHandler>> = engine.then(|| {
-        let session = engine_handler(&ws, &ledger_path).unwrap_or_else(|err| panic!("{err:#}"));
+        let session = engine_handler(&ws, &ledger_path, Default::default())
+            .unwrap_or_else(|err| panic!("{err:#}"));
         Box::new(session) as Box<dyn HookHandler>
     });
     let result = tokio::time::timeout(TEST_LIMIT, run_once(&options, handler, "Add the feature."))

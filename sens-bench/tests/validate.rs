@@ -83,6 +83,7 @@ fn a_valid_task_passes_every_check() {
         "start: tests pass",
         "start: hidden tests fail",
         "reference: patch applies",
+        "reference: fair under the engine",
         "reference: tests pass",
         "reference: hidden tests pass",
     ] {

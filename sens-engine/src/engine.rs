@@ -58,6 +58,8 @@ pub struct Engine {
     /// Text and tree of large files and of files re-indexed since the start, so
     /// a write to them re-parses only what it changes.
     sources: FxHashMap<String, Source>,
+    /// Every prompt of the session: functions they name are not orphans.
+    prompts: String,
 }
 
 impl Engine {
@@ -81,6 +83,7 @@ impl Engine {
                 .into_iter()
                 .map(|s| (s.path.to_string(), s))
                 .collect(),
+            prompts: String::new(),
         };
         for candidate in walk::walk(&engine.root, opts)?.candidates {
             let stamp = match engine.sources.get(&candidate.rel) {
@@ -154,17 +157,6 @@ impl Engine {
         self.sources.remove(rel);
     }
 
-    /// The units the index holds for `rel` (none for a new file).
-    fn indexed_units(&self, rel: &str) -> Vec<&UnitData> {
-        self.index.file(rel).map_or_else(Vec::new, |entry| {
-            entry
-                .units
-                .iter()
-                .filter_map(|&id| Some(&self.index.unit(id)?.data))
-                .collect()
-        })
-    }
-
     /// The file as the index holds it, as a parsed file.
     fn indexed(&self, rel: &str) -> Option<ParsedFile> {
         let entry = self.index.file(rel)?;
@@ -181,7 +173,88 @@ impl Engine {
     }
 }
 
-fn units_of(parsed: Option<&ParsedFile>) -> Vec<&UnitData> {
+/// The units the index holds for `rel` (none for a new file).
+fn indexed_units<'a>(index: &'a Index, rel: &str) -> Vec<&'a UnitData> {
+    index.file(rel).map_or_else(Vec::new, |entry| {
+        entry
+            .units
+            .iter()
+            .filter_map(|&id| Some(&index.unit(id)?.data))
+            .collect()
+    })
+}
+
+/// The PreToolUse findings of writing `content` to `rel`, judged against the
+/// index of everything else; `old` is the file's kept text and tree, if any.
+/// Files the index would skip (vendored, lock, minified, oversized, no grammar)
+/// are not the project's code: nothing to judge. Shared by the engine and a replay.
+pub(crate) fn write_findings(
+    index: &Index,
+    opts: WalkOptions,
+    rel: &str,
+    content: &str,
+    old: Option<&Source>,
+) -> Result<Vec<Finding>> {
+    let size = u64::try_from(content.len()).unwrap_or(u64::MAX);
+    if walk::path_verdict(rel, size, opts).is_err() {
+        return Ok(Vec::new());
+    }
+    let parsed = match old {
+        Some(old) => index.parse_edit(rel, &old.text, &old.tree, content)?,
+        None => index.parse(rel, content)?,
+    };
+    let Some(after) = parsed else {
+        return Ok(Vec::new());
+    };
+    let before = indexed_units(index, rel);
+    Ok(rules::copy_findings(
+        index,
+        rel,
+        content,
+        &after,
+        before.as_ref(),
+    ))
+}
+
+/// The audit's findings (copies and orphans) over `changes`; the index must
+/// already hold the project as it is after them; `prompt` is what the person
+/// asked for in the session. Shared by the engine and a replay.
+pub(crate) fn audit_findings(
+    index: &Index,
+    changes: &[FileChange],
+    prompt: &str,
+) -> Result<Vec<Finding>> {
+    let mut findings = Vec::new();
+    for change in changes {
+        let Some(text) = &change.after else { continue };
+        let Some(after) = index.parse(&change.path, text)? else {
+            continue;
+        };
+        let before = match &change.before {
+            Some(old) => index.parse(&change.path, old)?,
+            None => None,
+        };
+        let before = units_of(before.as_ref());
+        findings.extend(rules::copy_findings(
+            index,
+            &change.path,
+            text,
+            &after,
+            &before,
+        ));
+        findings.extend(rules::orphan_findings(
+            index,
+            &change.path,
+            text,
+            &after,
+            &before,
+            prompt,
+        ));
+    }
+    Ok(findings)
+}
+
+pub(crate) fn units_of(parsed: Option<&ParsedFile>) -> Vec<&UnitData> {
     parsed.map_or_else(Vec::new, |p| p.units.iter().collect())
 }
 
@@ -218,27 +291,13 @@ impl Judge for Engine {
         let Some(rel) = self.relative(path) else {
             return Ok(Vec::new());
         };
-        // Files the index would skip (vendored, lock, minified, oversized) are not
-        // the project's code either.
-        let size = u64::try_from(content.len()).unwrap_or(u64::MAX);
-        if walk::path_verdict(&rel, size, self.opts).is_err() {
-            return Ok(Vec::new());
-        }
-        let parsed = match self.sources.get(&rel) {
-            Some(old) => self.index.parse_edit(&rel, &old.text, &old.tree, content)?,
-            None => self.index.parse(&rel, content)?,
-        };
-        let Some(after) = parsed else {
-            return Ok(Vec::new());
-        };
-        let before = self.indexed_units(&rel);
-        Ok(rules::copy_findings(
+        write_findings(
             &self.index,
+            self.opts,
             &rel,
             content,
-            &after,
-            before.as_ref(),
-        ))
+            self.sources.get(&rel),
+        )
     }
 
     fn rescan(&mut self) -> Result<Vec<Finding>> {
@@ -303,33 +362,12 @@ impl Judge for Engine {
                 None => self.forget(&change.path),
             }
         }
-        let mut findings = Vec::new();
-        for change in changes {
-            let Some(text) = &change.after else { continue };
-            let Some(after) = self.index.parse(&change.path, text)? else {
-                continue;
-            };
-            let before = match &change.before {
-                Some(old) => self.index.parse(&change.path, old)?,
-                None => None,
-            };
-            let before = units_of(before.as_ref());
-            findings.extend(rules::copy_findings(
-                &self.index,
-                &change.path,
-                text,
-                &after,
-                &before,
-            ));
-            findings.extend(rules::orphan_findings(
-                &self.index,
-                &change.path,
-                text,
-                &after,
-                &before,
-            ));
-        }
-        Ok(findings)
+        audit_findings(&self.index, changes, &self.prompts)
+    }
+
+    fn note_prompt(&mut self, prompt: &str) {
+        self.prompts.push_str(prompt);
+        self.prompts.push('\n');
     }
 
     fn suggest(&self, prompt: &str) -> Result<Vec<Suggestion>> {

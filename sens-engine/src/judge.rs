@@ -29,6 +29,10 @@ pub trait Judge: Send {
     /// approved point.
     fn audit(&mut self, changes: &[FileChange]) -> anyhow::Result<Vec<Finding>>;
 
+    /// Hears a user prompt: what the person asks for (a function it names is
+    /// not an orphan). Judges that do not need it ignore it.
+    fn note_prompt(&mut self, _prompt: &str) {}
+
     /// Up to 8 existing symbols relevant to a user prompt; none below the floor.
     fn suggest(&self, prompt: &str) -> anyhow::Result<Vec<Suggestion>>;
 }

@@ -15,6 +15,7 @@ pub mod index;
 pub mod judge;
 pub mod lang;
 pub mod paths;
+pub mod replay;
 pub mod rules;
 pub mod session;
 pub mod suggest;

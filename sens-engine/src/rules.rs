@@ -178,13 +178,15 @@ const ENTRY_POINTS: &[&str] = &["main", "init", "constructor", "setUp", "tearDow
 
 /// `orphan` findings (audit only): functions and methods `after` adds to `path`
 /// that nothing references. The index must already hold the project as it is
-/// after the change, so references from other changed files count.
+/// after the change, so references from other changed files count. A function
+/// the `prompt` names is what the person asked for, not an orphan.
 pub fn orphan_findings(
     index: &Index,
     path: &str,
     text: &str,
     after: &ParsedFile,
     before: &[&UnitData],
+    prompt: &str,
 ) -> Vec<Finding> {
     if is_test_path(path) || is_fixture_path(path) || is_generated_file(path, text) {
         return Vec::new();
@@ -198,7 +200,11 @@ pub fn orphan_findings(
         .units
         .iter()
         .filter(|u| u.kind == UnitKind::Function && !old_names.contains(&u.name.as_str()))
-        .filter(|u| !is_excluded_from_orphans(u, path, text) && index.usages(&u.name) == 0)
+        .filter(|u| {
+            !is_excluded_from_orphans(u, path, text)
+                && !names_word(prompt, &u.name)
+                && index.usages(&u.name) == 0
+        })
         .map(|u| Finding {
             rule: "orphan".to_string(),
             blocks: true,
@@ -231,16 +237,33 @@ fn is_excluded_from_orphans(unit: &UnitData, path: &str, text: &str) -> bool {
         // Attributes and decorators hand the function to a framework or the
         // test runner (`#[test]`, `@app.route`, `@pytest.fixture`).
         || !facts.decorators.is_empty()
-        || python_public(path, text, name)
+        || python_public(path, text, name, unit.start_line)
 }
 
-/// A Python package's API: public names of an `__init__.py`, or names listed in
-/// the module's `__all__`.
-fn python_public(path: &str, text: &str, name: &str) -> bool {
+/// Whether `text` has `name` as a whole word (identifier characters around it
+/// end the word), e.g. a prompt asking for `total`.
+pub fn names_word(text: &str, name: &str) -> bool {
+    !name.is_empty()
+        && text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| word == name)
+}
+
+/// A Python module's API: a module-level function without a leading underscore
+/// (what a person asking for a function gets), public names of an
+/// `__init__.py`, or names listed in the module's `__all__`.
+fn python_public(path: &str, text: &str, name: &str, line: u32) -> bool {
     if !path.ends_with(".py") {
         return false;
     }
-    let init = path.rsplit('/').next() == Some("__init__.py") && !name.starts_with('_');
-    init || (text.contains("__all__")
-        && (text.contains(&format!("\"{name}\"")) || text.contains(&format!("'{name}'"))))
+    let public = !name.starts_with('_');
+    let def_line = text
+        .lines()
+        .nth(line.saturating_sub(1) as usize)
+        .unwrap_or("");
+    let module_level = def_line.starts_with("def ") || def_line.starts_with("async def ");
+    let init = path.rsplit('/').next() == Some("__init__.py");
+    (public && (module_level || init))
+        || (text.contains("__all__")
+            && (text.contains(&format!("\"{name}\"")) || text.contains(&format!("'{name}'"))))
 }

@@ -201,7 +201,9 @@ fn helper(ext: &str, exported: bool) -> String {
         ("ts", true) => {
             "export function unusedHelper(a: number): number {\n  return a * 2;\n}\n".into()
         }
-        (_, _) => "def unused_helper(a):\n    return a * 2\n".into(),
+        // A module-level Python function without a leading underscore is public.
+        (_, false) => "def _unused_helper(a):\n    return a * 2\n".into(),
+        (_, true) => "def unused_helper(a):\n    return a * 2\n".into(),
     }
 }
 
@@ -226,10 +228,10 @@ fn orphans_are_added_functions_nothing_references() {
         assert_eq!(orphans[0].new.line, 1);
 
         // Called from another changed file: not an orphan.
-        let name = if ext == "ts" {
-            "unusedHelper"
-        } else {
-            "unused_helper"
+        let name = match ext {
+            "ts" => "unusedHelper",
+            "py" => "_unused_helper",
+            _ => "unused_helper",
         };
         let caller = match ext {
             "rs" => format!("pub fn run() -> i32 {{\n    {name}(2)\n}}\n"),
@@ -275,6 +277,8 @@ fn entry_points_tests_trait_impls_and_exported_api_are_not_orphans() {
             "function checksThings() {\n  expect(1).toBe(1);\n}\n",
         ),
         ("pkg/__init__.py", "def exported(a):\n    return a\n"),
+        ("pkg/total.py", "def total(rows):\n    return sum(rows)\n"),
+        ("pkg/later.py", "async def fetch(a):\n    return a\n"),
         (
             "pkg/mod.py",
             "__all__ = [\"listed\"]\n\ndef listed(a):\n    return a\n",
@@ -300,6 +304,37 @@ fn entry_points_tests_trait_impls_and_exported_api_are_not_orphans() {
             "{path}: {findings:#?}"
         );
     }
+}
+
+#[test]
+fn a_function_the_prompt_names_is_not_an_orphan_but_an_unnamed_private_one_is() {
+    let (_dir, mut engine) = project("rs");
+    let change = || added("src/helper.rs", helper("rs", false));
+    let orphans = |findings: Vec<Finding>| findings.iter().filter(|f| f.rule == "orphan").count();
+    assert_eq!(orphans(engine.audit(&[change()]).unwrap()), 1);
+    engine.note_prompt("Add `unused_helper_two`, which doubles a number.");
+    assert_eq!(
+        orphans(engine.audit(&[change()]).unwrap()),
+        1,
+        "a longer word"
+    );
+    engine.note_prompt("Add unused_helper(a), which doubles a number.");
+    assert_eq!(orphans(engine.audit(&[change()]).unwrap()), 0);
+
+    // A public method of a Python class is not module API: still an orphan.
+    let (_dir, mut engine) = project("py");
+    let method =
+        "class Tally:\n    def bump(self):\n        return 1\n\n\ndef _private(a):\n    return a\n";
+    let findings = engine
+        .audit(&[added("pkg/tally.py", method.into())])
+        .unwrap();
+    let mut names: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.rule == "orphan")
+        .map(|f| f.new.name.as_str())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["_private", "bump"], "{findings:#?}");
 }
 
 #[test]

@@ -23,18 +23,20 @@ impl HookHandler for Session {
 }
 
 /// The C2 hook handler for `workspace` (a git repository): the engine, with the
-/// index of the workspace as it stands and the default rules, inside a hook
+/// index of the workspace as it stands and the condition's rules, inside a hook
 /// session whose ledger is appended to `ledger` (outside the workspace, or under
 /// its `.sens/`). Pass it to [`super::claude::ClaudeSession::start`].
-pub fn engine_handler(workspace: &Path, ledger: &Path) -> anyhow::Result<Session> {
-    let engine = Engine::open(workspace, RuleConfig::default())
+pub fn engine_handler(
+    workspace: &Path,
+    ledger: &Path,
+    rules: RuleConfig,
+) -> anyhow::Result<Session> {
+    let rules_digest = rules.digest();
+    let engine = Engine::open(workspace, rules)
         .with_context(|| format!("indexing the workspace {}", workspace.display()))?;
-    Session::new(
-        workspace,
-        Box::new(engine),
-        SessionOptions::new(ledger.to_path_buf()),
-    )
-    .with_context(|| {
+    let mut options = SessionOptions::new(ledger.to_path_buf());
+    options.rules_digest = rules_digest;
+    Session::new(workspace, Box::new(engine), options).with_context(|| {
         format!(
             "starting the engine's hook session in {}",
             workspace.display()

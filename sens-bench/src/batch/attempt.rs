@@ -60,7 +60,7 @@ impl BatchFolder {
         let condition = self.condition(input.condition)?;
         let prompt = std::fs::read_to_string(input.prompt)
             .with_context(|| format!("cannot read the prompt {}", input.prompt.display()))?;
-        let ledger = input.dir.join("hooks.jsonl");
+        let ledger = input.dir.join(crate::measure::ledger::LEDGER_FILE);
         std::fs::write(&ledger, "")
             .with_context(|| format!("cannot create the hook ledger {}", ledger.display()))?;
         let agent_start = Instant::now();

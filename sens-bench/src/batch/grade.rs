@@ -81,6 +81,7 @@ pub(super) fn grade(
     .map_err(Stop::infra)?;
     record.integrity = integrity_of(input, &changes).map_err(Stop::infra)?;
     record.hooks = if engine {
+        sens_engine::replay::save_material(input.root, input.dir).map_err(Stop::infra)?;
         hook_counts(&read_ledger(ledger).map_err(Stop::infra)?)
     } else {
         HookCounts::default()

@@ -28,6 +28,9 @@ pub struct Manifest {
     pub agent: AgentInfo,
     /// Condition name -> digest of its definition.
     pub conditions: BTreeMap<String, String>,
+    /// Engine condition name -> `RuleConfig::digest` of the rules it judges with.
+    #[serde(default)]
+    pub rules: BTreeMap<String, String>,
     /// Task or sequence id -> digest of its folder.
     pub units: BTreeMap<String, String>,
     /// The part of the plan this folder runs (`--shard`).
@@ -129,6 +132,7 @@ impl Manifest {
         }
         let mut merged = self.clone();
         merged.conditions.extend(next.conditions.clone());
+        merged.rules.extend(next.rules.clone());
         merged.units.extend(next.units.clone());
         Ok(merged)
     }
@@ -177,6 +181,7 @@ impl Manifest {
         let absent = "none".to_string();
         for (kind, old, new) in [
             ("condition", &self.conditions, &next.conditions),
+            ("rules of condition", &self.rules, &next.rules),
             ("task", &self.units, &next.units),
         ] {
             let names: std::collections::BTreeSet<&String> = match additions {
@@ -260,6 +265,7 @@ pub(crate) mod tests {
                 effort: "medium".into(),
             },
             conditions: BTreeMap::from([("C0".into(), "d0".into())]),
+            rules: BTreeMap::new(),
             units: BTreeMap::from([("t1".into(), "h1".into())]),
             shard: None,
             partial: None,

@@ -50,6 +50,7 @@ use stage::{Started, Timings};
 
 mod attempt;
 mod grade;
+pub mod labels;
 pub mod manifest;
 pub mod plan;
 mod play;
@@ -187,6 +188,7 @@ impl BatchFolder {
             seed: args.seed,
             agent: agent_info.clone(),
             conditions: condition_digests,
+            rules: crate::spec::conditions::rule_digests(&conditions),
             units,
             shard: shard.clone(),
             partial: None,

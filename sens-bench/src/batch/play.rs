@@ -78,7 +78,7 @@ impl BatchFolder {
             transcript: input.dir.join("transcript.jsonl"),
         };
         let handler: Option<Box<dyn HookHandler>> = if condition.engine {
-            let session = engine_handler(input.root, ledger)?;
+            let session = engine_handler(input.root, ledger, condition.rule_config.clone())?;
             Some(Box::new(session))
         } else {
             None

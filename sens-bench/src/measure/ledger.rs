@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::jsonl;
 
+/// A run folder's hook ledger.
+pub const LEDGER_FILE: &str = "hooks.jsonl";
+
 /// One ledger line, as far as the harness reads it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct LedgerLine {
@@ -31,7 +34,7 @@ pub struct HookCounts {
 
 /// Every line of a ledger; an empty ledger has none. A line that is not a ledger
 /// line is an error naming it.
-pub fn read_ledger(ledger: &Path) -> anyhow::Result<Vec<LedgerLine>> {
+pub fn read_ledger<T: serde::de::DeserializeOwned>(ledger: &Path) -> anyhow::Result<Vec<T>> {
     let text = std::fs::read_to_string(ledger)
         .with_context(|| format!("cannot read the hook ledger {}", ledger.display()))?;
     jsonl::lines(&text, ledger, "a hook ledger entry")
@@ -52,6 +55,28 @@ pub fn hook_counts(lines: &[LedgerLine]) -> HookCounts {
         counts.suggestions += line.suggestions.len() as u64;
     }
     counts
+}
+
+/// The verdict compared: `paused` is a block; an engine `error` is what it
+/// answered (a deny before a tool, a block at a Stop, nothing after a tool).
+pub fn normalized(event: &str, verdict: Verdict) -> Verdict {
+    match (verdict, event) {
+        (Verdict::Paused, _) => Verdict::Block,
+        (Verdict::Error, "PreToolUse") => Verdict::Deny,
+        (Verdict::Error, "Stop" | "SubagentStop") => Verdict::Block,
+        (Verdict::Error, _) => Verdict::Quiet,
+        (other, _) => other,
+    }
+}
+
+/// Whether the verdict denies or blocks the agent.
+pub fn objects(event: &str, verdict: Verdict) -> bool {
+    matches!(normalized(event, verdict), Verdict::Deny | Verdict::Block)
+}
+
+/// The lines of a run folder's ledger as JSON; an error names the file and line.
+pub fn ledger_lines(dir: &Path) -> anyhow::Result<Vec<serde_json::Value>> {
+    read_ledger(&dir.join(LEDGER_FILE))
 }
 
 #[cfg(test)]
@@ -88,7 +113,7 @@ mod tests {
             HookCounts::default()
         );
         std::fs::write(&ledger, "{\"seq\":1}\n").unwrap();
-        let err = format!("{:#}", read_ledger(&ledger).unwrap_err());
+        let err = format!("{:#}", read_ledger::<LedgerLine>(&ledger).unwrap_err());
         assert!(err.contains("hooks.jsonl:1"), "{err}");
     }
 }

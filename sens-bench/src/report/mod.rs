@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod csv;
 pub mod json;
+pub mod labels;
 pub mod markdown;
 pub mod plots;
 pub mod sequence;
@@ -132,7 +133,12 @@ pub fn report(options: &ReportOptions) -> anyhow::Result<ExitCode> {
         Format::Md => {
             let out = options.out.as_deref().unwrap_or(&options.batch);
             let mut written = vec![
-                write_file(out, "report.md", &markdown::Markdown.render(&analysis)?)?,
+                write_file(
+                    out,
+                    "report.md",
+                    &(markdown::Markdown.render(&analysis)?
+                        + &labels::report_section(&options.batch)?),
+                )?,
                 write_file(out, "runs.csv", &csv::Csv.render(&analysis)?)?,
             ];
             written.extend(plots::report_plots(&analysis, &out.join(PLOTS_DIR))?);

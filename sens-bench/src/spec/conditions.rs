@@ -2,13 +2,14 @@
 //! data in `bench/conditions.toml`, so a user adds one without touching code.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use sens_engine::config::RuleConfig;
 use serde::{Deserialize, Serialize};
 
 /// One condition as written in the file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Condition {
     pub description: String,
@@ -16,17 +17,37 @@ pub struct Condition {
     pub canon: bool,
     /// Answer the agent's hooks with the Sens engine in process.
     pub engine: bool,
+    /// A rules file for the engine, relative to the conditions file (default:
+    /// the default rules), so a batch can compare two rule sets as two conditions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<PathBuf>,
+    /// The rules the engine judges with: `rules` loaded when the file is read.
+    #[serde(skip)]
+    pub rule_config: RuleConfig,
 }
 
 /// Every condition of a conditions file, by name.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Conditions(BTreeMap<String, Condition>);
 
 impl Conditions {
+    /// Reads and checks the file; every `rules` file is loaded and validated now,
+    /// so a bad one stops the batch before anything runs.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read conditions file {}", path.display()))?;
-        Self::parse(&text).with_context(|| format!("in conditions file {}", path.display()))
+        let mut conditions =
+            Self::parse(&text).with_context(|| format!("in conditions file {}", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new(""));
+        for (name, condition) in &mut conditions.0 {
+            if let Some(rules) = &condition.rules {
+                condition.rule_config =
+                    RuleConfig::from_file(&base.join(rules)).with_context(|| {
+                        format!("conditions file {}: [{name}] field `rules`", path.display())
+                    })?;
+            }
+        }
+        Ok(conditions)
     }
 
     pub fn parse(text: &str) -> anyhow::Result<Self> {
@@ -59,6 +80,15 @@ impl Conditions {
     }
 }
 
+/// Engine condition name -> the digest of its rules, for `manifest.toml`.
+pub fn rule_digests(conditions: &[(String, Condition)]) -> BTreeMap<String, String> {
+    conditions
+        .iter()
+        .filter(|(_, c)| c.engine)
+        .map(|(name, c)| (name.clone(), c.rule_config.digest()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +114,29 @@ mod tests {
         let conditions = Conditions::parse(text).expect("parses");
         let picked = conditions.select(&names(&["engine-only"])).expect("exists");
         assert!(picked[0].1.engine && !picked[0].1.canon);
+    }
+
+    #[test]
+    fn rules_are_read_relative_to_the_conditions_file_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("rules")).unwrap();
+        std::fs::write(dir.path().join("rules/high.toml"), "floor = 100000\n").unwrap();
+        std::fs::write(dir.path().join("rules/bad.toml"), "flor = 1\n").unwrap();
+        let file = dir.path().join("conditions.toml");
+        let condition = |rules: &str| {
+            format!("[C3]\ndescription = \"x\"\ncanon = true\nengine = true\nrules = \"{rules}\"\n")
+        };
+        std::fs::write(&file, condition("rules/high.toml")).unwrap();
+        let picked = Conditions::load(&file)
+            .unwrap()
+            .select(&names(&["C3"]))
+            .unwrap();
+        assert_eq!(picked[0].1.rule_config.floor, 100000);
+        std::fs::write(&file, condition("rules/bad.toml")).unwrap();
+        let err = format!("{:#}", Conditions::load(&file).unwrap_err());
+        for part in ["conditions.toml", "[C3]", "`rules`", "bad.toml", "flor"] {
+            assert!(err.contains(part), "{part}: {err}");
+        }
     }
 
     #[test]

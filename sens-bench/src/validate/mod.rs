@@ -15,6 +15,7 @@ use crate::workspace::Workspace;
 use crate::workspace::cache::Cache;
 use crate::workspace::hidden::copy_hidden;
 
+pub mod fairness;
 pub mod sequence;
 pub mod task;
 

@@ -67,6 +67,7 @@ fn validate_task_once(
         &mut rows,
     )? {
         let started = Instant::now();
+        let fair = super::fairness::FairPlay::for_task(&copy.workspace.root, task);
         let applied = apply_patch(&copy.workspace.root, &task.reference);
         let usable = applied.is_ok();
         rows.push(CheckResult::action(
@@ -75,6 +76,12 @@ fn validate_task_once(
             applied,
         ));
         if usable {
+            let fair = fair.and_then(super::fairness::FairPlay::finish);
+            rows.push(CheckResult::action(
+                "reference: fair under the engine",
+                started,
+                fair,
+            ));
             rows.push(copy.check_hidden(
                 "reference: hidden tests pass",
                 &task.hidden,

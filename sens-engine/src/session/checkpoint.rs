@@ -327,66 +327,72 @@ impl Checkpoints {
     /// The text files changed between two trees, with their contents on each
     /// side. Files that are not UTF-8 text are left out: the rules read code.
     pub fn changes(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<FileChange>> {
-        let mut changes = Vec::new();
-        for (path, before, after) in self.deltas(from, to)? {
-            let (Some(before), Some(after)) = (self.text(before)?, self.text(after)?) else {
-                continue;
-            };
-            changes.push(FileChange {
-                path,
-                before,
-                after,
-            });
-        }
-        Ok(changes)
-    }
-
-    /// `Some(None)` for an absent side, `Some(Some(text))` for text, `None` for
-    /// binary content.
-    fn text(&self, id: Option<Oid>) -> anyhow::Result<Option<Option<String>>> {
-        let Some(id) = id else {
-            return Ok(Some(None));
-        };
-        let blob = self
-            .repo
-            .find_blob(id)
-            .context("reading a changed file's blob")?;
-        Ok(String::from_utf8(blob.content().to_vec()).ok().map(Some))
+        tree_changes(&self.repo, from, to)
     }
 
     /// Each file that differs, with its blob on each side.
     fn deltas(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<Delta>> {
-        let old = self
-            .repo
-            .find_tree(from)
-            .context("finding the earlier tree")?;
-        let new = self.repo.find_tree(to).context("finding the later tree")?;
-        let diff = self
-            .repo
-            .diff_tree_to_tree(Some(&old), Some(&new), None)
-            .context("comparing two snapshot trees")?;
-        let present = |file: git2::DiffFile<'_>| {
-            let blob = file.mode() != git2::FileMode::Commit && !file.id().is_zero();
-            blob.then(|| file.id())
-        };
-        let mut out = Vec::new();
-        for delta in diff.deltas() {
-            let file = delta.new_file().path().or_else(|| delta.old_file().path());
-            let Some(path) = file.and_then(Path::to_str) else {
-                continue;
-            };
-            out.push((
-                path.to_string(),
-                present(delta.old_file()),
-                present(delta.new_file()),
-            ));
-        }
-        Ok(out)
+        tree_deltas(&self.repo, from, to)
     }
 }
 
+/// [`Checkpoints::changes`] in any repository holding both trees (a replay's).
+pub fn tree_changes(repo: &Repository, from: Oid, to: Oid) -> anyhow::Result<Vec<FileChange>> {
+    let mut changes = Vec::new();
+    for (path, before, after) in tree_deltas(repo, from, to)? {
+        let (Some(before), Some(after)) = (blob_text(repo, before)?, blob_text(repo, after)?)
+        else {
+            continue;
+        };
+        changes.push(FileChange {
+            path,
+            before,
+            after,
+        });
+    }
+    Ok(changes)
+}
+
+/// `Some(None)` for an absent side, `Some(Some(text))` for text, `None` for
+/// binary content.
+fn blob_text(repo: &Repository, id: Option<Oid>) -> anyhow::Result<Option<Option<String>>> {
+    let Some(id) = id else {
+        return Ok(Some(None));
+    };
+    let blob = repo
+        .find_blob(id)
+        .context("reading a changed file's blob")?;
+    Ok(String::from_utf8(blob.content().to_vec()).ok().map(Some))
+}
+
+/// Each file that differs between two trees, with its blob on each side.
+pub fn tree_deltas(repo: &Repository, from: Oid, to: Oid) -> anyhow::Result<Vec<Delta>> {
+    let old = repo.find_tree(from).context("finding the earlier tree")?;
+    let new = repo.find_tree(to).context("finding the later tree")?;
+    let diff = repo
+        .diff_tree_to_tree(Some(&old), Some(&new), None)
+        .context("comparing two snapshot trees")?;
+    let present = |file: git2::DiffFile<'_>| {
+        let blob = file.mode() != git2::FileMode::Commit && !file.id().is_zero();
+        blob.then(|| file.id())
+    };
+    let mut out = Vec::new();
+    for delta in diff.deltas() {
+        let file = delta.new_file().path().or_else(|| delta.old_file().path());
+        let Some(path) = file.and_then(Path::to_str) else {
+            continue;
+        };
+        out.push((
+            path.to_string(),
+            present(delta.old_file()),
+            present(delta.new_file()),
+        ));
+    }
+    Ok(out)
+}
+
 /// (path, blob before, blob after); `None` when the file is absent on that side.
-type Delta = (String, Option<Oid>, Option<Oid>);
+pub type Delta = (String, Option<Oid>, Option<Oid>);
 
 fn tree_entry(path: &str, mode: u32, id: Oid) -> IndexEntry {
     IndexEntry {

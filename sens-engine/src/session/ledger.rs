@@ -54,6 +54,8 @@ pub struct Entry<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<&'a str>,
     pub input_digest: String,
+    /// `RuleConfig::digest` of the rules the engine judged with.
+    pub rules_digest: &'a str,
     /// The project state the engine judged (hex tree id): for PreToolUse the
     /// state of the last rescan (the tool has not run; a Write is judged as this
     /// tree plus the input's content), except a `git commit`/`git push` audit; for
@@ -190,6 +192,7 @@ mod tests {
                 tool: None,
                 agent_id: None,
                 input_digest: digest(&input),
+                rules_digest: "0123456789abcdef",
                 tree_before: None,
                 approved_tree: None,
                 verdict: Verdict::Pass,

@@ -40,12 +40,16 @@ pub struct SessionOptions {
     pub ledger: PathBuf,
     pub hook_timeout_secs: u32,
     pub max_stop_rounds: u32,
+    /// `RuleConfig::digest` of the judge's rules, written on every ledger line so
+    /// a replay knows which rules made each decision (default: the defaults').
+    pub rules_digest: String,
 }
 
 impl SessionOptions {
     pub fn new(ledger: PathBuf) -> Self {
         Self {
             ledger,
+            rules_digest: crate::config::RuleConfig::default().digest(),
             hook_timeout_secs: DEFAULT_HOOK_TIMEOUT_SECS,
             max_stop_rounds: DEFAULT_MAX_STOP_ROUNDS,
         }
@@ -268,6 +272,7 @@ impl Session {
             tool: input.get("tool_name").and_then(Value::as_str),
             agent_id: input.get("agent_id").and_then(Value::as_str),
             input_digest: ledger::digest(input),
+            rules_digest: &self.options.rules_digest,
             tree_before: outcome.tree.map(|t| t.to_string()),
             approved_tree: approved_tree.map(|t| t.to_string()),
             verdict: outcome.verdict,
@@ -335,6 +340,7 @@ impl Session {
             self.approved = Some(checkpoint);
         }
         self.stop_rounds.clear();
+        self.judge.note_prompt(prompt);
         let suggestions = self.judge.suggest(prompt)?;
         let mut outcome = if suggestions.is_empty() {
             Outcome::new(Verdict::Quiet, json!({}), Some(tree))
@@ -633,7 +639,7 @@ fn protected_reason(paths: &[PathBuf]) -> String {
 }
 
 /// A change to one of the engine's paths (see [`Session::protected_changes`]).
-fn protected_finding(path: String) -> Finding {
+pub(crate) fn protected_finding(path: String) -> Finding {
     let name = path.rsplit('/').next().unwrap_or(&path).to_string();
     Finding {
         rule: PROTECTED_RULE.into(),
@@ -664,7 +670,7 @@ fn blocking_of<'a>(audit: &'a [Finding], pending: &'a [Finding]) -> Vec<&'a Find
     out
 }
 
-fn same_finding(a: &Finding, b: &Finding) -> bool {
+pub(crate) fn same_finding(a: &Finding, b: &Finding) -> bool {
     a.rule == b.rule && a.new == b.new && a.existing == b.existing
 }
 

@@ -28,8 +28,25 @@ pub fn target_path(tool: &str, input: &Value, cwd: &Path) -> anyhow::Result<Path
     Ok(normalize(cwd, Path::new(field(tool, input, key)?)))
 }
 
-/// The content `path` would hold after the tool ran.
+/// The content `path` would hold after the tool ran, reading its current text
+/// from disk.
 pub fn content_after(tool: &str, input: &Value, path: &Path) -> anyhow::Result<String> {
+    let current = if tool == "Write" {
+        None
+    } else {
+        read_optional(path)?
+    };
+    content_from(tool, input, path, current.as_deref())
+}
+
+/// The content `path` would hold after the tool ran, given its current text
+/// (`None`: absent). A replay passes the text of a recorded tree.
+pub fn content_from(
+    tool: &str,
+    input: &Value,
+    path: &Path,
+    current: Option<&str>,
+) -> anyhow::Result<String> {
     match tool {
         "Write" => Ok(field(tool, input, "content")?.to_string()),
         "Edit" => {
@@ -43,14 +60,23 @@ pub fn content_after(tool: &str, input: &Value, path: &Path) -> anyhow::Result<S
                 })
                 .transpose()?
                 .unwrap_or(false);
-            let current = read_existing(path, old.is_empty())?;
-            apply_edit(&current, old, new, replace_all)
+            // An absent file reads as empty only for an Edit that creates it
+            // (empty `old_string`).
+            let current = match current {
+                Some(text) => text,
+                None if old.is_empty() => "",
+                None => bail!(
+                    "{} does not exist: the Edit has nothing to change",
+                    path.display()
+                ),
+            };
+            apply_edit(current, old, new, replace_all)
                 .with_context(|| format!("applying the Edit to {}", path.display()))
         }
         "NotebookEdit" => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading the notebook {}", path.display()))?;
-            let notebook: Value = serde_json::from_str(&text)
+            let text = current
+                .with_context(|| format!("the notebook {} does not exist", path.display()))?;
+            let notebook: Value = serde_json::from_str(text)
                 .with_context(|| format!("{} is not JSON", path.display()))?;
             let edited = edit_notebook(notebook, input)
                 .with_context(|| format!("applying the NotebookEdit to {}", path.display()))?;
@@ -60,12 +86,11 @@ pub fn content_after(tool: &str, input: &Value, path: &Path) -> anyhow::Result<S
     }
 }
 
-/// The file's text; an absent file reads as empty only for an Edit that
-/// creates it (empty `old_string`).
-fn read_existing(path: &Path, may_be_new: bool) -> anyhow::Result<String> {
+/// The file's text, `None` when it does not exist.
+fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
     match std::fs::read_to_string(path) {
-        Ok(text) => Ok(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && may_be_new => Ok(String::new()),
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
     }
 }
