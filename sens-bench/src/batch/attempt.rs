@@ -168,6 +168,8 @@ impl BatchFolder {
         let condition = self.condition(input.condition)?;
         let prompt = std::fs::read_to_string(input.prompt)
             .with_context(|| format!("cannot read the prompt {}", input.prompt.display()))?;
+        // Kept for the viewer's run page.
+        crate::report::write_file(input.dir, "prompt.md", &prompt)?;
         let ledger = input.dir.join("hooks.jsonl");
         std::fs::write(&ledger, "")
             .with_context(|| format!("cannot create the hook ledger {}", ledger.display()))?;

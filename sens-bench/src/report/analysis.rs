@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::record::{HookCounts, RunRecord, RunStatus};
+use crate::record::{HookCounts, OutcomeCounts, RunRecord, RunStatus};
 use crate::stats::{
     self, Alternative, Bootstrap, Cells, Counts, Statistic, StatsError, fisher_exact,
     permutation_test, stratified_permutation_test,
@@ -123,6 +123,8 @@ pub struct HookRow {
     pub condition: String,
     pub runs: usize,
     pub counts: HookCounts,
+    /// What the agent did after the condition's denials and blocks.
+    pub outcomes: OutcomeCounts,
 }
 
 /// Everything a report shows. Records are in a canonical order (task, condition,
@@ -281,7 +283,9 @@ fn hook_rows(analysis: &Analysis) -> Vec<HookRow> {
                 .filter(|r| r.sequence.is_none() && &r.condition == condition)
                 .collect();
             let mut counts = HookCounts::default();
+            let mut outcomes = OutcomeCounts::default();
             for run in &runs {
+                outcomes.merge(&run.outcomes);
                 counts.denials += run.hooks.denials;
                 counts.blocks += run.hooks.blocks;
                 counts.pauses += run.hooks.pauses;
@@ -291,6 +295,7 @@ fn hook_rows(analysis: &Analysis) -> Vec<HookRow> {
                 condition: condition.clone(),
                 runs: runs.len(),
                 counts,
+                outcomes,
             }
         })
         .collect()
