@@ -169,7 +169,9 @@ impl BatchFolder {
         let prompt = std::fs::read_to_string(input.prompt)
             .with_context(|| format!("cannot read the prompt {}", input.prompt.display()))?;
         // Kept for the viewer's run page.
-        crate::report::write_file(input.dir, "prompt.md", &prompt)?;
+        let kept = input.dir.join("prompt.md");
+        std::fs::write(&kept, &prompt)
+            .with_context(|| format!("cannot write {}", kept.display()))?;
         let ledger = input.dir.join("hooks.jsonl");
         std::fs::write(&ledger, "")
             .with_context(|| format!("cannot create the hook ledger {}", ledger.display()))?;
