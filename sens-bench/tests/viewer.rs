@@ -102,8 +102,17 @@ fn chromium_shows_the_batch_the_matrix_and_a_run_page_with_its_denial() {
     assert!(status.success());
     let index = report.join("report.html");
     let dom = dump_dom(&index);
-    assert!(dom.contains("data-ready=\"1\""), "the matrix script did not run");
-    for needle in ["py-amount", ">C0<", ">C2<", "complied", "view/py-amount/C2/1.html"] {
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "the matrix script did not run"
+    );
+    for needle in [
+        "py-amount",
+        ">C0<",
+        ">C2<",
+        "complied",
+        "view/py-amount/C2/1.html",
+    ] {
         assert!(dom.contains(needle), "the index lacks {needle}");
     }
     screenshot(&index, &out.join("index.png"));
@@ -121,9 +130,22 @@ fn chromium_shows_the_batch_the_matrix_and_a_run_page_with_its_denial() {
         assert!(dom.contains(needle), "the run page lacks {needle}");
     }
     // The tool result's markup is text: escaped in the DOM, no element made of it.
-    assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{dom}");
-    assert!(dom.contains("\"&gt;&lt;img src=x onerror=alert(2)&gt;"), "{dom}");
-    assert!(!dom.contains("<img"), "an img element came from agent output");
-    assert_eq!(dom.matches("<script").count(), 0, "a run page runs no script");
+    assert!(
+        dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("\"&gt;&lt;img src=x onerror=alert(2)&gt;"),
+        "{dom}"
+    );
+    assert!(
+        !dom.contains("<img"),
+        "an img element came from agent output"
+    );
+    assert_eq!(
+        dom.matches("<script").count(),
+        0,
+        "a run page runs no script"
+    );
     screenshot(&run, &out.join("run.png"));
 }

@@ -7,10 +7,10 @@
 //! tool call of the main loop and of subagents (with `agent_id`), in order, with
 //! the engine's verdict; the transcript adds nothing the classes need.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use sens_engine::finding::Finding;
 use sens_engine::session::ledger::Verdict;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::ledger::LedgerLine;
 
@@ -296,7 +296,13 @@ mod tests {
         })
     }
 
-    fn line(seq: u64, event: &str, verdict: &str, input: Value, findings: Vec<Value>) -> LedgerLine {
+    fn line(
+        seq: u64,
+        event: &str,
+        verdict: &str,
+        input: Value,
+        findings: Vec<Value>,
+    ) -> LedgerLine {
         serde_json::from_value(json!({
             "seq": seq, "event": event, "verdict": verdict, "findings": findings,
             "input": input,
@@ -331,7 +337,13 @@ mod tests {
         let reuse = "from util import parse_amount\nprint(parse_amount('1'))\n";
         let lines = vec![
             denial(),
-            line(3, "PreToolUse", "allow", write("src/main.py", reuse), vec![]),
+            line(
+                3,
+                "PreToolUse",
+                "allow",
+                write("src/main.py", reuse),
+                vec![],
+            ),
             line(4, "Stop", "pass", json!({}), vec![]),
         ];
         assert_eq!(outcome_of(lines), [Outcome::Complied]);
@@ -351,12 +363,21 @@ mod tests {
     fn the_copy_allowed_in_another_file_or_by_a_subagent_worked_around() {
         let lines = vec![
             denial(),
-            line(3, "PreToolUse", "allow", write("src/money.py", COPY), vec![]),
+            line(
+                3,
+                "PreToolUse",
+                "allow",
+                write("src/money.py", COPY),
+                vec![],
+            ),
         ];
         assert_eq!(outcome_of(lines), [Outcome::WorkedAround]);
         let mut by_agent = line(3, "PreToolUse", "allow", write("src/main.py", COPY), vec![]);
         by_agent.agent_id = Some("a1".into());
-        assert_eq!(outcome_of(vec![denial(), by_agent]), [Outcome::WorkedAround]);
+        assert_eq!(
+            outcome_of(vec![denial(), by_agent]),
+            [Outcome::WorkedAround]
+        );
     }
 
     #[test]
@@ -372,7 +393,13 @@ mod tests {
     #[test]
     fn blocks_are_classified_by_the_next_audit() {
         let block = |seq, verdict, file: &str| {
-            line(seq, "Stop", verdict, json!({}), vec![finding(file, "to_cents")])
+            line(
+                seq,
+                "Stop",
+                verdict,
+                json!({}),
+                vec![finding(file, "to_cents")],
+            )
         };
         let pass = line(9, "Stop", "pass", json!({}), vec![]);
         assert_eq!(

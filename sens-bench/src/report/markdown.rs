@@ -224,7 +224,14 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
             .collect()
         })
         .collect();
-    let mut head = vec!["condition", "runs", "denials", "blocks", "pauses", "suggestions"];
+    let mut head = vec![
+        "condition",
+        "runs",
+        "denials",
+        "blocks",
+        "pauses",
+        "suggestions",
+    ];
     head.extend(Outcome::ALL.map(Outcome::as_str));
     table(out, &head, &rows)
 }

