@@ -273,32 +273,28 @@ fn cell_summaries(analysis: &Analysis) -> Vec<CellSummary> {
 }
 
 fn hook_rows(analysis: &Analysis) -> Vec<HookRow> {
-    analysis
-        .conditions
-        .iter()
-        .map(|condition| {
-            let runs: Vec<&RunRecord> = analysis
-                .records
-                .iter()
-                .filter(|r| r.sequence.is_none() && &r.condition == condition)
-                .collect();
-            let mut counts = HookCounts::default();
-            let mut outcomes = OutcomeCounts::default();
-            for run in &runs {
-                outcomes.merge(&run.outcomes);
-                counts.denials += run.hooks.denials;
-                counts.blocks += run.hooks.blocks;
-                counts.pauses += run.hooks.pauses;
-                counts.suggestions += run.hooks.suggestions;
-            }
-            HookRow {
-                condition: condition.clone(),
-                runs: runs.len(),
-                counts,
-                outcomes,
-            }
-        })
-        .collect()
+    hook_sums(analysis.task_runs())
+}
+
+/// Hook counts and decision outcomes summed per condition (in name order) over
+/// `records`.
+pub fn hook_sums<'a>(records: impl Iterator<Item = &'a RunRecord>) -> Vec<HookRow> {
+    let mut rows: BTreeMap<&str, HookRow> = BTreeMap::new();
+    for run in records {
+        let row = rows.entry(&run.condition).or_insert_with(|| HookRow {
+            condition: run.condition.clone(),
+            runs: 0,
+            counts: HookCounts::default(),
+            outcomes: OutcomeCounts::default(),
+        });
+        row.runs += 1;
+        row.counts.denials += run.hooks.denials;
+        row.counts.blocks += run.hooks.blocks;
+        row.counts.pauses += run.hooks.pauses;
+        row.counts.suggestions += run.hooks.suggestions;
+        row.outcomes.merge(&run.outcomes);
+    }
+    rows.into_values().collect()
 }
 
 /// A task whose condition and baseline cells both hold `ok` runs, with one metric's

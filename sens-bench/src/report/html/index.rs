@@ -1,11 +1,13 @@
 //! The index page: the batch (manifest, conditions, comparisons, plots), decision
 //! outcomes per condition and the matrix of runs.
 
+use std::collections::BTreeMap;
+
 use maud::{Markup, html};
 
 use super::{page, run_page_path, svg_element};
 use crate::record::{Outcome, RunStatus};
-use crate::report::analysis::Analysis;
+use crate::report::analysis::{Analysis, HookRow, hook_sums};
 use crate::report::markdown::status_summary;
 use crate::report::{fmt_num, fmt_opt, fmt_p};
 
@@ -28,17 +30,23 @@ document.body.setAttribute('data-ready','1');
 
 /// The index page; `plots` are (title, SVG).
 pub fn render(a: &Analysis, plots: &[(String, String)]) -> String {
-    let total: usize = a.status_counts.values().sum();
+    // Over every record, sequence steps included (the analysis's sums are over task
+    // runs only).
+    let mut statuses = BTreeMap::new();
+    for record in &a.records {
+        *statuses.entry(record.status).or_insert(0) += 1;
+    }
+    let rows = hook_sums(a.records.iter());
     let body = html! {
         h1 { "Batch " (a.batch) }
-        p { (total) " runs (" (status_summary(&a.status_counts)) "). Baseline: " b { (a.baseline) } "." }
-        (conditions(a))
+        p { (a.records.len()) " runs (" (status_summary(&statuses)) "). Baseline: " b { (a.baseline) } "." }
+        (conditions(&rows))
         (comparisons(a))
         h2 { "Plots" }
         @for (title, svg) in plots {
             figure { figcaption { (title) } (svg_element(svg)) }
         }
-        (matrix(a))
+        (matrix(a, &rows))
         h2 { "Manifest" }
         @match &a.manifest {
             Some(text) => pre { (text) },
@@ -48,7 +56,7 @@ pub fn render(a: &Analysis, plots: &[(String, String)]) -> String {
     page(&format!("Batch {}", a.batch), body, Some(MATRIX_SCRIPT))
 }
 
-fn conditions(a: &Analysis) -> Markup {
+fn conditions(rows: &[HookRow]) -> Markup {
     html! {
         h2 { "Conditions, engine decisions and what the agent did next" }
         table {
@@ -58,7 +66,7 @@ fn conditions(a: &Analysis) -> Markup {
                 @for outcome in Outcome::ALL { th { (outcome.as_str()) } }
             } }
             tbody {
-                @for row in &a.hooks {
+                @for row in rows {
                     tr {
                         td { (row.condition) } td { (row.runs) }
                         td { (row.counts.denials) } td { (row.counts.blocks) }
@@ -94,7 +102,7 @@ fn comparisons(a: &Analysis) -> Markup {
     }
 }
 
-fn matrix(a: &Analysis) -> Markup {
+fn matrix(a: &Analysis, conditions: &[HookRow]) -> Markup {
     let flag = |v: Option<bool>| v.map_or("–", |p| if p { "yes" } else { "no" });
     html! {
         h2 { "Runs" }
@@ -106,7 +114,7 @@ fn matrix(a: &Analysis) -> Markup {
             " "
             label { "condition " select #f-condition {
                 option value="" { "all" }
-                @for c in &a.conditions { option value=(c) { (c) } }
+                @for c in conditions { option value=(c.condition) { (c.condition) } }
             } }
             " "
             label { "task " input #f-task type="search"; }
