@@ -37,7 +37,8 @@ enum Item {
     Call {
         agent: Option<String>,
         name: String,
-        input: String,
+        /// The call's input fields: strings as written, other values as JSON.
+        input: Vec<(String, String)>,
         result: Option<(String, bool)>,
         ledger: Vec<usize>,
     },
@@ -198,7 +199,9 @@ impl RunPage {
             } => html! {
                 div.item.call {
                     (agent_tag(agent)) b { "tool call " span.tool { (name) } }
-                    pre.input { (input) }
+                    @for (field, value) in input {
+                        div.input { span.tag { (field) } pre { (value) } }
+                    }
                     @for i in ledger { (self.decision(*i)) }
                     @match result {
                         Some((text, error)) => div.result {
@@ -311,7 +314,7 @@ fn diff_markup(diff: &str) -> Markup {
     }
 }
 
-/// `timings.json`'s fields in file order.
+/// `timings.json`'s fields, in key order.
 fn timing_rows(text: &str) -> anyhow::Result<Vec<(String, String)>> {
     let value: serde_json::Map<String, Value> = serde_json::from_str(text)?;
     Ok(value
@@ -323,6 +326,18 @@ fn timing_rows(text: &str) -> anyhow::Result<Vec<(String, String)>> {
             (k, shown)
         })
         .collect())
+}
+
+/// A tool call's input, field by field (in key order).
+fn input_fields(input: &Value) -> Vec<(String, String)> {
+    let show = |v: &Value| match v {
+        Value::String(text) => text.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    };
+    match input {
+        Value::Object(fields) => fields.iter().map(|(k, v)| (k.clone(), show(v))).collect(),
+        other => vec![("input".to_string(), show(other))],
+    }
 }
 
 /// A tool result's text: a string, or the text blocks of a list.
@@ -394,8 +409,7 @@ fn timeline(transcript: &str, ledger: &[LedgerLine]) -> Vec<Item> {
                             items.push(Item::Call {
                                 agent: agent.clone(),
                                 name: block["name"].as_str().unwrap_or_default().to_string(),
-                                input: serde_json::to_string_pretty(&block["input"])
-                                    .unwrap_or_default(),
+                                input: input_fields(&block["input"]),
                                 result: results.remove(id),
                                 ledger: by_tool.remove(id).unwrap_or_default(),
                             });
@@ -474,7 +488,7 @@ mod tests {
                 Item::Call {
                     agent: None,
                     name: "Write".into(),
-                    input: "{\n  \"file_path\": \"a.py\"\n}".into(),
+                    input: vec![("file_path".into(), "a.py".into())],
                     result: Some(("denied".into(), true)),
                     ledger: vec![0],
                 },
