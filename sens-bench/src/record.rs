@@ -151,13 +151,13 @@ pub struct RunRecord {
     /// What the agent did after each denial and block, per class (zero without
     /// the engine). Absent in records written before it existed, read as zero.
     /// The classes, as `measure::outcomes::Outcome` defines them:
-    /// - `complied`: after a denial, the main loop's next write to the finding's
+    /// - `complied`: after a denial, the same agent's next write to the finding's
     ///   file no longer holds the copy or calls the unit the finding named; after
     ///   a block, the next audit no longer has the finding;
     /// - `retried`: the same content written again (same file, or Bash), by the
     ///   same or another tool; after a block, the next audit blocks on it again;
     /// - `worked_around`: the copy landed by another route (an allowed write to
-    ///   another file, or a subagent's), or a block's copy moved to another file;
+    ///   another file, or another agent's), or a block's copy moved to another file;
     /// - `gave_up`: the session ended with the finding standing;
     /// - `unjust_labelled`: a human labelled the decision unjust.
     #[serde(default)]

@@ -18,9 +18,9 @@ use super::ledger::LedgerLine;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
-    /// Denial: the next write to the finding's file by the main loop no longer
-    /// holds the copy (not its content, not the copy's definition line), or calls
-    /// the existing unit the finding named. Block: the next audit no longer has the
+    /// Denial: the next write to the finding's file by the same agent (main loop or
+    /// subagent) no longer holds the copy (not its content, not the copy's
+    /// definition line), or calls the existing unit the finding named. Block: the next audit no longer has the
     /// finding and the copy did not move to another file.
     Complied,
     /// Denial: the same content written again (the same file, or a Bash command
@@ -29,8 +29,8 @@ pub enum Outcome {
     /// same finding again.
     Retried,
     /// The copy landed by another route: an allowed write holding it to another
-    /// file, or by a subagent; for a block, the next audit finds the same copy of
-    /// the same existing unit in another file.
+    /// file, or by another agent (a subagent, for a main-loop denial); for a block,
+    /// the next audit finds a copy of the same existing unit in another file.
     WorkedAround,
     /// The session ended with the finding standing: no later call addressed it
     /// (denial), or no later audit, or the next one paused on it (block).
@@ -219,7 +219,7 @@ fn after_denial(denied: &LedgerLine, later: &[LedgerLine]) -> Outcome {
         let same = !content.is_empty() && squeeze(&text).contains(&content);
         let holds = same || definitions.iter().any(|d| text.contains(d.as_str()));
         let target = target_file(&line.input);
-        let other_route = line.agent_id.is_some() || (target.is_some() && target != file);
+        let other_route = line.agent_id != denied.agent_id || (target.is_some() && target != file);
         let allowed = line.verdict != Verdict::Deny;
         if same && (!other_route || !allowed) {
             return Outcome::Retried;
@@ -227,7 +227,7 @@ fn after_denial(denied: &LedgerLine, later: &[LedgerLine]) -> Outcome {
         if holds && other_route && allowed {
             return Outcome::WorkedAround;
         }
-        if target.is_some() && target == file && line.agent_id.is_none() {
+        if target.is_some() && target == file && line.agent_id == denied.agent_id {
             let calls = existing.iter().any(|name| text.contains(name.as_str()));
             if calls || !holds {
                 return Outcome::Complied;
