@@ -40,14 +40,23 @@ pub fn render(a: &Analysis, plots: &[(String, String)]) -> String {
     let body = html! {
         h1 { "Batch " (a.batch) }
         p { (a.records.len()) " runs (" (status_summary(&statuses)) "). Baseline: " b { (a.baseline) } "." }
+        p {
+            a href="#conditions" { "conditions" } " · " a href="#differences" { "differences" }
+            " · " a href="#plots" { "plots" } " · " a href="#runs" { "runs" }
+            " · " a href="#manifest" { "manifest" }
+        }
         (conditions(&rows))
         (comparisons(a))
-        h2 { "Plots" }
-        @for (title, svg) in plots {
-            figure { figcaption { (title) } (svg_element(svg)) }
+        h2 #plots { "Plots" }
+        // Folded: the plots are long and the matrix below is what a reader looks for.
+        details {
+            summary { (plots.len()) " plots" }
+            @for (title, svg) in plots {
+                figure { figcaption { (title) } (svg_element(svg)) }
+            }
         }
         (matrix(a, &rows))
-        h2 { "Manifest" }
+        h2 #manifest { "Manifest" }
         @match &a.manifest {
             Some(text) => pre { (text) },
             None => p { "The batch folder has no manifest.toml." },
@@ -58,7 +67,7 @@ pub fn render(a: &Analysis, plots: &[(String, String)]) -> String {
 
 fn conditions(rows: &[HookRow]) -> Markup {
     html! {
-        h2 { "Conditions, engine decisions and what the agent did next" }
+        h2 #conditions { "Conditions, engine decisions and what the agent did next" }
         table {
             thead { tr {
                 th { "condition" } th { "runs" } th { "denials" } th { "blocks" }
@@ -81,7 +90,7 @@ fn conditions(rows: &[HookRow]) -> Markup {
 
 fn comparisons(a: &Analysis) -> Markup {
     html! {
-        h2 { "Differences vs " (a.baseline) }
+        h2 #differences { "Differences vs " (a.baseline) }
         @for note in &a.notes { p { (note) } }
         table {
             thead { tr {
@@ -105,7 +114,7 @@ fn comparisons(a: &Analysis) -> Markup {
 fn matrix(a: &Analysis, conditions: &[HookRow]) -> Markup {
     let flag = |v: Option<bool>| v.map_or("–", |p| if p { "yes" } else { "no" });
     html! {
-        h2 { "Runs" }
+        h2 #runs { "Runs" }
         p {
             label { "status " select #f-status {
                 option value="" { "all" }
