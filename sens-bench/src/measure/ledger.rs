@@ -31,6 +31,9 @@ pub struct LedgerLine {
     /// The hook's input as the CLI sent it (`tool_input`, `tool_use_id`, `prompt`).
     #[serde(default)]
     pub input: serde_json::Value,
+    /// How the engine failed (verdict `error`).
+    #[serde(default)]
+    pub error: Option<String>,
     /// What the engine answered (a denial's reason, a block's, added context).
     #[serde(default)]
     pub output: serde_json::Value,

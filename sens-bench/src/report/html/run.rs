@@ -236,6 +236,7 @@ impl RunPage {
                     " → agent " span.outcome { (outcome.as_str()) }
                 }
                 @if let Some(text) = said { pre.reason { (text) } }
+                @if let Some(error) = &line.error { pre.error { "engine error: " (error) } }
                 @if !line.findings.is_empty() {
                     ul {
                         @for f in &line.findings {
