@@ -4,7 +4,10 @@
 //! engine denies it, the agent reuses it) from `file://`, with scripts running.
 //! The dumped DOM must hold every task, condition, the run page's tool calls and
 //! the denial's reason; agent output holding markup must stay text; the console
-//! must show no error; screenshots go to `<target tmp>/viewer/`.
+//! must show no error; screenshots go to `<target tmp>/viewer/`. A second test does
+//! the same on a batch it runs: the main job's scenario
+//! (`bench/scenarios/copy-then-reuse.json`) through `sens-bench run`, the pinned
+//! CLI and the engine, under C0 and C2.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -13,9 +16,9 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/batch-viewer")
 }
 
-/// The test's output folder (kept after the test for a look at the screenshots).
-fn output_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("viewer");
+/// A test's output folder (kept after the test for a look at the screenshots).
+fn output_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     if dir.exists() {
         std::fs::remove_dir_all(&dir).expect("the old output can be removed");
     }
@@ -88,18 +91,81 @@ fn screenshot(page: &Path, file: &Path) {
     assert!(size > 0, "no screenshot at {}", file.display());
 }
 
+fn sens_bench(args: &[&std::ffi::OsStr]) {
+    let output = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
+        .args(args)
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .expect("sens-bench runs");
+    assert!(
+        output.status.success(),
+        "sens-bench {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn chromium_shows_a_scripted_batch_with_the_engines_denial_and_its_outcome() {
+    let out = output_dir("viewer-scenario");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let batch = out.join("batch");
+    let agent = format!(
+        "script:{}",
+        root.join("bench/scenarios/copy-then-reuse.json").display()
+    );
+    let tasks = root.join("bench/scenarios/tasks");
+    let conditions = root.join("bench/conditions.toml");
+    sens_bench(&[
+        "run".as_ref(),
+        "--tasks".as_ref(),
+        tasks.as_os_str(),
+        "--task".as_ref(),
+        "amount-total".as_ref(),
+        "--condition".as_ref(),
+        "C0,C2".as_ref(),
+        "--agent".as_ref(),
+        agent.as_ref(),
+        "--conditions".as_ref(),
+        conditions.as_os_str(),
+        "--out".as_ref(),
+        batch.as_os_str(),
+    ]);
+    sens_bench(&["report".as_ref(), batch.as_os_str()]);
+    let index = batch.join("report.html");
+    let dom = dump_dom(&index);
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "the matrix script did not run"
+    );
+    for needle in ["amount-total", ">C0<", ">C2<", "complied 1"] {
+        assert!(dom.contains(needle), "the index lacks {needle}");
+    }
+    let run = batch.join("view/amount-total/C2/1.html");
+    let dom = dump_dom(&run);
+    for needle in [
+        "Sens denied this Write of src/report.py",
+        "copy.near",
+        "src/report.py:1",
+        "src/util.py:4",
+        "complied",
+        "Add `total(items)`",
+        "reusing it",
+    ] {
+        assert!(dom.contains(needle), "the run page lacks {needle}");
+    }
+    screenshot(&run, &out.join("run.png"));
+}
+
 #[test]
 fn chromium_shows_the_batch_the_matrix_and_a_run_page_with_its_denial() {
-    let out = output_dir();
+    let out = output_dir("viewer");
     let report = out.join("report");
-    let status = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
-        .arg("report")
-        .arg(fixture())
-        .arg("--out")
-        .arg(&report)
-        .status()
-        .expect("sens-bench runs");
-    assert!(status.success());
+    sens_bench(&[
+        "report".as_ref(),
+        fixture().as_os_str(),
+        "--out".as_ref(),
+        report.as_os_str(),
+    ]);
     let index = report.join("report.html");
     let dom = dump_dom(&index);
     assert!(
