@@ -10,6 +10,11 @@
 # (a Sonnet model, medium effort, 3 repetitions, C0/C1/C2). Override with
 # SENS_MODEL, SENS_EFFORT, SENS_REPS, SENS_CONDITIONS, SENS_JOBS.
 #
+# Without a key it also plays one scripted scenario under C0 and C2
+# (bench/scenarios/copy-then-reuse.json on bench/scenarios/tasks/amount-total): the
+# agent first copies an existing function, and under C2 reuses it after the
+# engine's denial, so the report shows the engine at work (results/<batch>-scenario).
+#
 # The batch folder is results/<batch>; rerunning the same command resumes it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,3 +44,11 @@ fi
 "$bench" run --tasks bench/tasks "${task_args[@]}" --condition "$conditions" \
     --reps "$reps" --jobs "${SENS_JOBS:-2}" "${agent_args[@]}" --out "$batch" --timings
 "$bench" report "$batch"
+
+if [[ -z "${ANTHROPIC_API_KEY:-}" ]]; then
+    scenario="$batch-scenario"
+    "$bench" run --tasks bench/scenarios/tasks --task amount-total --condition C0,C2 \
+        --reps 1 --jobs "${SENS_JOBS:-2}" --agent script:bench/scenarios/copy-then-reuse.json \
+        --out "$scenario" --timings
+    "$bench" report "$scenario"
+fi

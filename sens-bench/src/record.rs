@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::Usage;
 // The record's field types, named where readers of records look for them.
 pub use crate::measure::ledger::HookCounts;
+pub use crate::measure::outcomes::{Outcome, OutcomeCounts};
 
 /// How a run ended. Only `Ok` runs enter the statistics; the others are counted
 /// and listed apart, never mixed into results.
@@ -147,6 +148,20 @@ pub struct RunRecord {
     pub turns: Option<u32>,
     pub duration_s: f64,
     pub hooks: HookCounts,
+    /// What the agent did after each denial and block, per class (zero without
+    /// the engine). Absent in records written before it existed, read as zero.
+    /// The classes, as `measure::outcomes::Outcome` defines them:
+    /// - `complied`: after a denial, the same agent's next write to the finding's
+    ///   file no longer holds the copy or calls the unit the finding named; after
+    ///   a block, the next audit no longer has the finding;
+    /// - `retried`: the same content written again (same file, or Bash), by the
+    ///   same or another tool; after a block, the next audit blocks on it again;
+    /// - `worked_around`: the copy landed by another route (an allowed write to
+    ///   another file, or another agent's), or a block's copy moved to another file;
+    /// - `gave_up`: the session ended with the finding standing;
+    /// - `unjust_labelled`: a human labelled the decision unjust.
+    #[serde(default)]
+    pub outcomes: OutcomeCounts,
     pub integrity: Integrity,
     pub agent: AgentInfo,
     pub started_at: DateTime<Utc>,
@@ -291,6 +306,7 @@ pub(crate) mod tests {
             "tokens": {"input": 10, "output": 20, "cache_read": 30, "cache_creation": 40},
             "cost_usd": 0.25, "turns": 4, "duration_s": 61.5,
             "hooks": {"denials": 0, "blocks": 0, "pauses": 0, "suggestions": 2},
+            "outcomes": {"complied": 0, "retried": 0, "worked_around": 0, "gave_up": 0, "unjust_labelled": 0},
             "integrity": {"touched_task_files": false, "edited_tests": false},
             "agent": {"name": "oracle", "version": "2.1.197", "model": "oracle", "effort": "medium"},
             "started_at": "2026-11-30T10:00:00Z", "engine_rev": "abc123"
@@ -309,6 +325,14 @@ pub(crate) mod tests {
         assert_eq!(records[0].status, RunStatus::Ok);
         let back = serde_json::to_value(&records[0]).unwrap();
         assert_eq!(back, sample_json());
+    }
+
+    #[test]
+    fn a_record_from_before_outcomes_reads_them_as_zero() {
+        let mut value = sample_json();
+        value.as_object_mut().unwrap().remove("outcomes");
+        let records = parse_one(&value).unwrap();
+        assert_eq!(records[0].outcomes, OutcomeCounts::default());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `sens-bench report` and `sens-bench sequence report` on the fixture batches give
 //! byte for byte the files committed under `tests/fixtures/expected/`, in every
-//! format. The expected files were written before the statistics were reshaped, so
+//! format, the HTML viewer (`report.html`, `view/`) included. The expected files were written before the statistics were reshaped, so
 //! this test shows that reshaping changed no output.
 //!
 //! PNGs are not compared: their pixels are the glyphs of whatever font fontconfig
@@ -23,7 +23,7 @@ struct Case {
     folder: &'static str,
 }
 
-const CASES: [Case; 5] = [
+const CASES: [Case; 6] = [
     Case {
         batch: "batch-small",
         command: &["report"],
@@ -38,6 +38,12 @@ const CASES: [Case; 5] = [
         batch: "batch-small",
         command: &["report", "--format", "csv"],
         folder: "csv",
+    },
+    // Run folders with a transcript and a ledger: the viewer's run pages.
+    Case {
+        batch: "batch-viewer",
+        command: &["report"],
+        folder: "md",
     },
     Case {
         batch: "sequence-small",

@@ -142,6 +142,7 @@ fn the_oracle_under_c0_and_c2_twice_records_every_field_and_a_rerun_adds_nothing
             "hooks.jsonl",
             "diff.patch",
             "record.json",
+            "prompt.md",
         ] {
             assert!(
                 run_dir.join(file).is_file(),

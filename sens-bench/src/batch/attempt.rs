@@ -60,6 +60,10 @@ impl BatchFolder {
         let condition = self.condition(input.condition)?;
         let prompt = std::fs::read_to_string(input.prompt)
             .with_context(|| format!("cannot read the prompt {}", input.prompt.display()))?;
+        // Kept for the viewer's run page.
+        let kept = input.dir.join("prompt.md");
+        std::fs::write(&kept, &prompt)
+            .with_context(|| format!("cannot write {}", kept.display()))?;
         let ledger = input.dir.join(crate::measure::ledger::LEDGER_FILE);
         std::fs::write(&ledger, "")
             .with_context(|| format!("cannot create the hook ledger {}", ledger.display()))?;

@@ -13,6 +13,7 @@ use crate::exec::{self, CommandLine, Status};
 use crate::jsonl;
 use crate::measure::integrity;
 use crate::measure::ledger::{HookCounts, hook_counts, read_ledger};
+use crate::measure::outcomes::{OutcomeCounts, classify};
 use crate::measure::{self, Inputs};
 use crate::record::{Integrity, RunRecord};
 use crate::workspace::diff::{ChangeSet, collect_changes};
@@ -80,12 +81,14 @@ pub(super) fn grade(
     })
     .map_err(Stop::infra)?;
     record.integrity = integrity_of(input, &changes).map_err(Stop::infra)?;
-    record.hooks = if engine {
+    if engine {
         sens_engine::replay::save_material(input.root, input.dir).map_err(Stop::infra)?;
-        hook_counts(&read_ledger(ledger).map_err(Stop::infra)?)
+        let lines = read_ledger(ledger).map_err(Stop::infra)?;
+        record.hooks = hook_counts(&lines);
+        record.outcomes = OutcomeCounts::of(&classify(&lines));
     } else {
-        HookCounts::default()
-    };
+        record.hooks = HookCounts::default();
+    }
     if result.is_err() {
         return Ok(());
     }

@@ -324,6 +324,7 @@ impl BatchFolder {
             turns: None,
             duration_s: 0.0,
             hooks: HookCounts::default(),
+            outcomes: Default::default(),
             integrity: Integrity::default(),
             agent: self.agent_info.clone(),
             started_at: started.at,

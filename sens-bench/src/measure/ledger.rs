@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use anyhow::Context;
+use sens_engine::finding::Finding;
 use sens_engine::session::ledger::Verdict;
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +18,28 @@ pub const LEDGER_FILE: &str = "hooks.jsonl";
 /// One ledger line, as far as the harness reads it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct LedgerLine {
+    #[serde(default)]
+    pub seq: u64,
+    /// The hook event (`PreToolUse`, `Stop`, ...).
+    #[serde(default)]
+    pub event: String,
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// Set when a subagent made the call.
+    #[serde(default)]
+    pub agent_id: Option<String>,
     pub verdict: Verdict,
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    /// The hook's input as the CLI sent it (`tool_input`, `tool_use_id`, `prompt`).
+    #[serde(default)]
+    pub input: serde_json::Value,
+    /// How the engine failed (verdict `error`).
+    #[serde(default)]
+    pub error: Option<String>,
+    /// What the engine answered (a denial's reason, a block's, added context).
+    #[serde(default)]
+    pub output: serde_json::Value,
     /// Kept as written: only their number is counted.
     #[serde(default)]
     pub suggestions: Vec<serde_json::Value>,

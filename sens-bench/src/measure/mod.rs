@@ -22,6 +22,7 @@
 //! - `probes`: each probe's matches over its files (sequences; none for tasks).
 //! - Hook counts from the ledger: `deny`, `block` and `paused` verdicts, and the
 //!   suggestions every callback gave. Engine errors stay in the ledger only.
+//! - `outcomes`: what the agent did after each denial and block (`outcomes.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -43,6 +44,7 @@ pub mod integrity;
 pub mod jscpd;
 pub mod ledger;
 pub mod loc;
+pub mod outcomes;
 
 /// Which files make the project's size.
 #[derive(Debug, Clone, Copy)]

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::record::{HookCounts, RunRecord, RunStatus};
+use crate::record::{HookCounts, OutcomeCounts, RunRecord, RunStatus};
 use crate::stats::{
     self, Alternative, Bootstrap, Cells, Counts, Statistic, StatsError, fisher_exact,
     permutation_test, stratified_permutation_test,
@@ -123,6 +123,8 @@ pub struct HookRow {
     pub condition: String,
     pub runs: usize,
     pub counts: HookCounts,
+    /// What the agent did after the condition's denials and blocks.
+    pub outcomes: OutcomeCounts,
 }
 
 /// Everything a report shows. Records are in a canonical order (task, condition,
@@ -271,29 +273,28 @@ fn cell_summaries(analysis: &Analysis) -> Vec<CellSummary> {
 }
 
 fn hook_rows(analysis: &Analysis) -> Vec<HookRow> {
-    analysis
-        .conditions
-        .iter()
-        .map(|condition| {
-            let runs: Vec<&RunRecord> = analysis
-                .records
-                .iter()
-                .filter(|r| r.sequence.is_none() && &r.condition == condition)
-                .collect();
-            let mut counts = HookCounts::default();
-            for run in &runs {
-                counts.denials += run.hooks.denials;
-                counts.blocks += run.hooks.blocks;
-                counts.pauses += run.hooks.pauses;
-                counts.suggestions += run.hooks.suggestions;
-            }
-            HookRow {
-                condition: condition.clone(),
-                runs: runs.len(),
-                counts,
-            }
-        })
-        .collect()
+    hook_sums(analysis.task_runs())
+}
+
+/// Hook counts and decision outcomes summed per condition (in name order) over
+/// `records`.
+pub fn hook_sums<'a>(records: impl Iterator<Item = &'a RunRecord>) -> Vec<HookRow> {
+    let mut rows: BTreeMap<&str, HookRow> = BTreeMap::new();
+    for run in records {
+        let row = rows.entry(&run.condition).or_insert_with(|| HookRow {
+            condition: run.condition.clone(),
+            runs: 0,
+            counts: HookCounts::default(),
+            outcomes: OutcomeCounts::default(),
+        });
+        row.runs += 1;
+        row.counts.denials += run.hooks.denials;
+        row.counts.blocks += run.hooks.blocks;
+        row.counts.pauses += run.hooks.pauses;
+        row.counts.suggestions += run.hooks.suggestions;
+        row.outcomes.merge(&run.outcomes);
+    }
+    rows.into_values().collect()
 }
 
 /// A task whose condition and baseline cells both hold `ok` runs, with one metric's

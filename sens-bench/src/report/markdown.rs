@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::analysis::{Analysis, Comparison, Metric};
 use super::{Exporter, fmt_num, fmt_opt, fmt_p, plots};
-use crate::record::RunStatus;
+use crate::record::{Outcome, RunStatus};
 use crate::stats::MAX_RELABELLINGS;
 
 pub struct Markdown;
@@ -204,7 +204,8 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
     writeln!(out, "## Hooks\n")?;
     writeln!(
         out,
-        "Engine hook counts summed over every run of a condition.\n"
+        "Engine hook counts summed over every run of a condition, and what the agent did \
+         after each denial and block (classes defined in `record.rs`).\n"
     )?;
     let rows: Vec<Vec<String>> = a
         .hooks
@@ -218,20 +219,21 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
                 h.counts.pauses.to_string(),
                 h.counts.suggestions.to_string(),
             ]
+            .into_iter()
+            .chain(Outcome::ALL.map(|o| h.outcomes.get(o).to_string()))
+            .collect()
         })
         .collect();
-    table(
-        out,
-        &[
-            "condition",
-            "runs",
-            "denials",
-            "blocks",
-            "pauses",
-            "suggestions",
-        ],
-        &rows,
-    )
+    let mut head = vec![
+        "condition",
+        "runs",
+        "denials",
+        "blocks",
+        "pauses",
+        "suggestions",
+    ];
+    head.extend(Outcome::ALL.map(Outcome::as_str));
+    table(out, &head, &rows)
 }
 
 fn integrity(out: &mut String, a: &Analysis) -> std::fmt::Result {

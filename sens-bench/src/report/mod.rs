@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod labels;
 pub mod markdown;
@@ -34,7 +35,8 @@ pub trait Exporter<A> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Markdown report, CSV of the records and plots, written to the output folder.
+    /// Markdown report, CSV of the records, plots and the HTML viewer (report.html,
+    /// view/), written to the output folder.
     Md,
     /// The comparisons as JSON.
     Json,
@@ -141,7 +143,13 @@ pub fn report(options: &ReportOptions) -> anyhow::Result<ExitCode> {
                 )?,
                 write_file(out, "runs.csv", &csv::Csv.render(&analysis)?)?,
             ];
-            written.extend(plots::report_plots(&analysis, &out.join(PLOTS_DIR))?);
+            let drawn = plots::report_plots(&analysis, &out.join(PLOTS_DIR))?;
+            let svgs: Vec<(String, PathBuf)> = plots::report_plot_names(&analysis)
+                .into_iter()
+                .map(|(stem, title)| (title, out.join(PLOTS_DIR).join(format!("{stem}.svg"))))
+                .collect();
+            written.extend(drawn);
+            written.push(html::write_viewer(&analysis, &options.batch, out, &svgs)?);
             for path in written {
                 println!("{}", path.display());
             }

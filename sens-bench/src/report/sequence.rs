@@ -16,13 +16,15 @@ use std::process::ExitCode;
 use anyhow::bail;
 use serde::Serialize;
 
+use super::analysis::analyse;
+use super::html;
 use super::markdown::{status_summary, table};
 use super::plots::{GROWTH_STEM, GrowthCurve, growth_plot};
 use super::{
     Exporter, PLOTS_DIR, RUNS_FILE, emit, fmt_num, fmt_opt, fmt_p, load_batch, write_file,
 };
 use crate::record::{RunRecord, RunStatus};
-use crate::stats::{self, Decision, Sample, horizonte_decision};
+use crate::stats::{self, Bootstrap, Decision, Sample, horizonte_decision};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SequenceFormat {
@@ -533,6 +535,18 @@ pub fn sequence_report(options: &SequenceOptions) -> anyhow::Result<ExitCode> {
                 &growth_curves(&analysis),
                 &out.join(PLOTS_DIR),
             )?);
+            let steps = analyse(
+                &batch.name,
+                batch.records,
+                analysis.manifest.clone(),
+                &options.baseline,
+                Bootstrap::default(),
+            )?;
+            let growth = (
+                "growth".to_string(),
+                out.join(PLOTS_DIR).join(format!("{GROWTH_STEM}.svg")),
+            );
+            written.push(html::write_viewer(&steps, &options.batch, out, &[growth])?);
             for path in written {
                 println!("{}", path.display());
             }
