@@ -7,6 +7,22 @@ tools="$root/.tools"
 claude_version=2.1.197
 jscpd_version=5.3.2
 
+# Debian packages: fonts for the plots' PNGs, headless Chromium for the HTML
+# viewer's test (tests/viewer.rs). Installed when missing and apt-get can run.
+packages=()
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || packages+=(fonts-dejavu-core)
+command -v fc-list >/dev/null || packages+=(fontconfig libfontconfig1-dev)
+command -v chromium >/dev/null || packages+=(chromium)
+if [ ${#packages[@]} -gt 0 ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}"
+    else
+        echo "setup: install these Debian packages first (as root): ${packages[*]}" >&2
+        exit 1
+    fi
+fi
+
 mkdir -p "$tools"
 if ! "$tools/node_modules/.bin/claude" --version 2>/dev/null | grep -q "^$claude_version" \
     || ! "$tools/node_modules/.bin/jscpd" --version 2>/dev/null | grep -q "$jscpd_version"; then
