@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use git2::{Oid, Repository};
+use git2::Oid;
 use sens_engine::config::RuleConfig;
 use sens_engine::dupes;
 use sens_engine::index::Index;
@@ -38,6 +38,7 @@ use sens_engine::paths::is_test_path;
 
 use crate::spec::files::{FileSet, Probe, relative_files};
 use crate::workspace::diff::{Change, ChangeSet, FileDiff};
+use crate::workspace::git::{baseline_tree, open_copy};
 use loc::{count_probes, lines_of_code_in};
 
 pub mod integrity;
@@ -143,12 +144,8 @@ fn functions_added(
     changes: &ChangeSet,
     size_names: &[String],
 ) -> anyhow::Result<Vec<f64>> {
-    let repo = Repository::open(root)
-        .with_context(|| format!("cannot open the run's repository at {}", root.display()))?;
-    let tree = repo
-        .find_commit(baseline)
-        .and_then(|commit| commit.tree())
-        .with_context(|| format!("the baseline commit {baseline} is missing"))?;
+    let repo = open_copy(root)?;
+    let tree = baseline_tree(&repo, baseline)?;
     let mut lengths = Vec::new();
     for file in &changes.files {
         if file.change == Change::Deleted || !size_names.contains(&file.path) {

@@ -2,8 +2,9 @@
 
 use std::path::Path;
 
+use super::git::{baseline_tree, open_copy};
 use anyhow::Context;
-use git2::{Delta, DiffFormat, DiffOptions, Oid, Repository};
+use git2::{Delta, DiffFormat, DiffOptions, Oid};
 
 /// How a file differs from the baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,12 +47,8 @@ impl ChangeSet {
 /// whatever the agent did (edits, new files not added to git, deletions, even its
 /// own commits) shows, and files the project's `.gitignore` excludes do not.
 pub fn collect_changes(root: &Path, baseline: Oid) -> anyhow::Result<ChangeSet> {
-    let repo = Repository::open(root)
-        .with_context(|| format!("cannot open the run's repository at {}", root.display()))?;
-    let tree = repo
-        .find_commit(baseline)
-        .and_then(|commit| commit.tree())
-        .with_context(|| format!("the baseline commit {baseline} is missing"))?;
+    let repo = open_copy(root)?;
+    let tree = baseline_tree(&repo, baseline)?;
     let mut options = DiffOptions::new();
     options
         .include_untracked(true)
@@ -106,7 +103,7 @@ fn change_of(status: Delta) -> Change {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use git2::{IndexAddOption, Signature};
+    use git2::{IndexAddOption, Repository, Signature};
 
     fn baseline(root: &Path) -> Oid {
         let repo = Repository::init(root).unwrap();

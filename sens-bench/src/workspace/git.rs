@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use git2::{ApplyLocation, Diff, IndexAddOption, Oid, Repository, Signature, Time};
+use git2::{ApplyLocation, Diff, IndexAddOption, Oid, Repository, Signature, Time, Tree};
 
 /// The fixed identity and date of every commit the harness makes in a copy.
 const COMMITTER: (&str, &str) = ("sens-bench", "sens-bench@localhost");
@@ -25,6 +25,20 @@ pub fn resolve_commit(repo: &Repository, rev: &str) -> Result<Oid> {
 
 /// Commits the copy's files as they stand (new, changed and deleted files; what
 /// git ignores left out) on its HEAD, with the fixed identity.
+/// The repository of a run's copy at `root`.
+pub fn open_copy(root: &Path) -> Result<Repository> {
+    Repository::open(root)
+        .with_context(|| format!("cannot open the run's repository at {}", root.display()))
+}
+
+/// The tree of the copy's baseline commit: what the agent's change is measured
+/// against.
+pub fn baseline_tree(repo: &Repository, baseline: Oid) -> Result<Tree<'_>> {
+    repo.find_commit(baseline)
+        .and_then(|commit| commit.tree())
+        .with_context(|| format!("the baseline commit {baseline} is missing"))
+}
+
 pub fn commit_all(root: &Path, message: &str) -> Result<Oid> {
     let repo = Repository::open(root)
         .with_context(|| format!("cannot open the repository at {}", root.display()))?;
