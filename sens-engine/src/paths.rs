@@ -30,6 +30,14 @@ pub fn is_test_path(path: &str) -> bool {
         || file.contains(".spec.")
 }
 
+/// Folders of copies built from the source (bundles, transpiled JavaScript).
+const BUILD_DIRS: &[&str] = &["dist", "build"];
+
+/// A file under a build output folder: a copy of source found elsewhere.
+pub fn is_build_output(path: &str) -> bool {
+    path.split('/').rev().skip(1).any(|seg| BUILD_DIRS.contains(&seg))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
