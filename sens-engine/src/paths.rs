@@ -43,6 +43,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn build_output_folders() {
+        assert!(is_build_output("dist/cjs/index.js"));
+        assert!(is_build_output("pkg/build/lib.js"));
+        assert!(!is_build_output("src/build.rs"));
+        assert!(!is_build_output("src/distance.ts"));
+    }
+
+    #[test]
     fn test_files_of_every_convention() {
         for path in [
             "tests/cli.rs",

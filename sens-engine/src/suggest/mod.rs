@@ -39,7 +39,7 @@ use words::word_hash;
 /// At most this many suggestions.
 pub const MAX_SUGGESTIONS: usize = 8;
 /// The best coverage a list needs; under it the engine says nothing.
-pub const MIN_CONFIDENCE: f64 = 0.6;
+pub const MIN_CONFIDENCE: f64 = 0.9;
 /// Items kept score at least this share of the best item.
 const RELATIVE_FLOOR: f64 = 0.35;
 const K1: f64 = 1.2;
@@ -234,10 +234,12 @@ fn score(index: &Index, candidates: &[&Unit], words: &[String], hashes: &[u64]) 
             // words weakly must not outrank a helper matching a few well.
             matches.sort_by(|a, b| b.score.total_cmp(&a.score));
             let mut total: f64 = matches.iter().take(BEST_WORDS).map(|m| m.score).sum();
-            // The prompt names the symbol (every word of its name): strong evidence
-            // even when those words are common in the project (`wrap` in textwrap).
+            // The prompt names the symbol (every word of a name of two words or
+            // more): strong evidence even when those words are common in the
+            // project. A one-word name is as often a verb of the request
+            // (`split`, `drop`, `send`) and gets nothing.
             let name_hits: f64 = h.counts.iter().map(|c| f64::from(c[0])).sum();
-            if h.lengths[0] > 0.0 && name_hits >= h.lengths[0] {
+            if h.lengths[0] >= 2.0 && name_hits >= h.lengths[0] {
                 total += NAME_BONUS * rare_word;
             }
             let usages = index.usages(&unit.data.name) as usize;
