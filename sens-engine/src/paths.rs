@@ -35,7 +35,10 @@ const BUILD_DIRS: &[&str] = &["dist", "build"];
 
 /// A file under a build output folder: a copy of source found elsewhere.
 pub fn is_build_output(path: &str) -> bool {
-    path.split('/').rev().skip(1).any(|seg| BUILD_DIRS.contains(&seg))
+    path.split('/')
+        .rev()
+        .skip(1)
+        .any(|seg| BUILD_DIRS.contains(&seg))
 }
 
 #[cfg(test)]

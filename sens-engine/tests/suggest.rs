@@ -152,8 +152,17 @@ fn a_docstring_counts_once_and_a_long_doc_is_searched_to_its_end() {
 fn built_copies_are_not_suggested_when_the_source_is_there() {
     let (_dir, engine) = ledger();
     let ranking = sens_engine::suggest::rank(engine.index(), "html table rows of the expenses");
-    assert!(ranking.items.iter().any(|r| r.suggestion.name == "renderRows"));
+    assert!(
+        ranking
+            .items
+            .iter()
+            .any(|r| r.suggestion.name == "renderRows")
+    );
     for item in &ranking.items {
-        assert!(!item.suggestion.file.contains("dist/"), "{}", item.suggestion.file);
+        assert!(
+            !item.suggestion.file.contains("dist/"),
+            "{}",
+            item.suggestion.file
+        );
     }
 }

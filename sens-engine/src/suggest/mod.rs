@@ -18,7 +18,8 @@
 //!
 //! Not candidates: windows, anonymous units, callbacks, `main`, test code (test
 //! files, `#[cfg(test)]` modules, test functions by name or attribute), functions
-//! local to another function, and vendored code (the walk skips it).
+//! local to another function, vendored code (the walk skips it) and built copies
+//! (`dist/`, `build/`) of a project that has its source.
 
 mod terms;
 mod words;
