@@ -30,9 +30,28 @@ pub fn is_test_path(path: &str) -> bool {
         || file.contains(".spec.")
 }
 
+/// Folders of copies built from the source (bundles, transpiled JavaScript).
+const BUILD_DIRS: &[&str] = &["dist", "build"];
+
+/// A file under a build output folder: a copy of source found elsewhere.
+pub fn is_build_output(path: &str) -> bool {
+    path.split('/')
+        .rev()
+        .skip(1)
+        .any(|seg| BUILD_DIRS.contains(&seg))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn build_output_folders() {
+        assert!(is_build_output("dist/cjs/index.js"));
+        assert!(is_build_output("pkg/build/lib.js"));
+        assert!(!is_build_output("src/build.rs"));
+        assert!(!is_build_output("src/distance.ts"));
+    }
 
     #[test]
     fn test_files_of_every_convention() {

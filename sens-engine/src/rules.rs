@@ -229,8 +229,7 @@ fn is_excluded_from_orphans(unit: &UnitData, path: &str, text: &str) -> bool {
     ENTRY_POINTS.contains(&name)
         || name.starts_with('<')
         || (name.starts_with("__") && name.ends_with("__"))
-        || name.starts_with("test")
-        || name.starts_with("Test")
+        || unit.is_test()
         || facts.exported
         || facts.implements
         || facts.callback

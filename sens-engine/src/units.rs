@@ -70,6 +70,29 @@ pub struct UnitFacts {
     pub terms: Terms,
 }
 
+impl UnitData {
+    /// Test code: a function named or marked as a test by the runners'
+    /// conventions, or anything inside a test-only module. One definition for
+    /// every rule that leaves tests alone (orphans, suggestions).
+    pub fn is_test(&self) -> bool {
+        self.facts.in_test_module || is_test_function(&self.name, &self.facts.decorators)
+    }
+}
+
+/// A test by the runners' conventions: `test_x`, `testX`, `TestX`, or an attribute
+/// or decorator naming a test (`#[test]`, `#[tokio::test]`, `@Test`).
+pub fn is_test_function(name: &str, decorators: &str) -> bool {
+    let after = |prefix: &str| name.strip_prefix(prefix).map(|rest| rest.chars().next());
+    let test_name = [after("test"), after("Test")]
+        .into_iter()
+        .flatten()
+        .any(|next| next.is_none_or(|c| c == '_' || c.is_uppercase() || c.is_ascii_digit()));
+    test_name
+        || decorators
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .any(|w| w == "test" || w == "Test")
+}
+
 /// Doc text kept per unit (for suggestions), in bytes.
 const DOC_MAX: usize = 400;
 
@@ -299,7 +322,10 @@ pub fn extract(
                     words.push((tokens.len(), text));
                     TokenClass::Identifier
                 } else if flags.contains(KindFlags::STRING) {
-                    words.push((tokens.len(), text));
+                    // A docstring's words are the unit's doc field already.
+                    if !is_docstring(&ancestors[..depth]) {
+                        words.push((tokens.len(), text));
+                    }
                     TokenClass::String
                 } else if flags.contains(KindFlags::NUMBER) {
                     TokenClass::Number
@@ -502,8 +528,8 @@ fn facts(
     if let Some(docstring) = docstring(node, source) {
         doc.push(docstring);
     }
-    let mut doc = doc.join(" ");
-    truncate(&mut doc, DOC_MAX);
+    // Kept whole until its words are counted (`finish`), then truncated.
+    let doc = doc.join(" ");
     let decorators = decorators.join(" ");
     let in_trait_impl = frames
         .iter()
@@ -565,6 +591,18 @@ fn is_test_module(node: Node, source: &str) -> bool {
             })
 }
 
+/// The string statement that opens a function's or class's body (a Python
+/// docstring), given the ancestors of a string token, its parent last.
+fn is_docstring(ancestors: &[Node]) -> bool {
+    let [.., def, body, stmt] = ancestors else {
+        return false;
+    };
+    stmt.kind() == "expression_statement"
+        && stmt.named_child_count() == 1
+        && body.named_child(0) == Some(*stmt)
+        && def.child_by_field_name("body") == Some(*body)
+}
+
 /// Python: the string that opens a function's or class's body.
 fn docstring(node: Node, source: &str) -> Option<String> {
     let body = node.child_by_field_name("body")?;
@@ -605,6 +643,7 @@ fn finish(
             let last = words.partition_point(|&(i, _)| i < r.tok_end);
             let body = words[first..last].iter().map(|&(_, text)| text);
             r.facts.terms = Terms::new(&r.name, &r.signature, &r.facts.doc, body);
+            truncate(&mut r.facts.doc, DOC_MAX);
             // A definition's own name and its recursive calls are not usages.
             let name_hash = fingerprint::hash_text(&r.name);
             let own = toks
@@ -796,4 +835,27 @@ pub fn spans(lang: &Lang, source: &str) -> anyhow::Result<Spans> {
     spans.leaves.sort_by_key(|(r, _)| r.start);
     spans.statements.sort_by_key(|(r, _)| r.start);
     Ok(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tests_are_told_by_name_and_attribute() {
+        for (name, decorators) in [
+            ("test_totals", ""),
+            ("testTotals", ""),
+            ("TestTotals", ""),
+            ("test", ""),
+            ("totals_work", "#[test]"),
+            ("totals_work", "#[tokio::test]"),
+            ("totalsWork", "@Test"),
+        ] {
+            assert!(is_test_function(name, decorators), "{name} {decorators}");
+        }
+        for (name, decorators) in [("testable", ""), ("attest", ""), ("latest", "#[inline]")] {
+            assert!(!is_test_function(name, decorators), "{name} {decorators}");
+        }
+    }
 }

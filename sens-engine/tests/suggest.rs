@@ -10,7 +10,7 @@ use sens_engine::judge::Judge;
 
 /// A small ledger project in three languages, with distractors, tests and closures.
 fn ledger() -> (tempfile::TempDir, Engine) {
-    let files = [
+    let files: [(&str, &str); 8] = [
         (
             "ledger/text.py",
             "def fold(text):\n    \"\"\"Lower-cases text and strips accents, so that 'Café' and 'cafe' compare equal.\"\"\"\n    decomposed = unicodedata.normalize(\"NFKD\", text)\n    return \"\".join(c for c in decomposed if not unicodedata.combining(c)).lower()\n",
@@ -34,6 +34,17 @@ fn ledger() -> (tempfile::TempDir, Engine) {
         (
             "web/list.ts",
             "/** Renders the expenses as rows of an HTML table. */\nexport function renderRows(expenses: Expense[]): string {\n  const accentRow = (e: Expense) => `<tr><td>${e.description}</td></tr>`;\n  return expenses.map(accentRow).join(\"\");\n}\n",
+        ),
+        (
+            "web/dist/list.js",
+            "function renderRows(expenses) {\n  return expenses.map(function (e) { return '<tr><td>' + e.description + '</td></tr>'; }).join('');\n}\n",
+        ),
+        (
+            "src/notes.rs",
+            &format!(
+                "/// {}The zeppelin word comes last.\npub fn long_note() -> u32 {{\n    1\n}}\n",
+                "Describes the ledger at length. ".repeat(20)
+            ),
         ),
     ];
     let dir = tempfile::tempdir().unwrap();
@@ -118,4 +129,40 @@ fn the_doc_comment_above_an_exported_typescript_function_is_indexed() {
         "{:?}",
         item.matches
     );
+}
+
+#[test]
+fn a_docstring_counts_once_and_a_long_doc_is_searched_to_its_end() {
+    let (_dir, engine) = ledger();
+    let ranking = sens_engine::suggest::rank(engine.index(), "strip the accents");
+    let fold = ranking
+        .items
+        .iter()
+        .find(|r| r.suggestion.name == "fold")
+        .expect("fold is ranked");
+    let accent = fold.matches.iter().find(|m| m.word == "accent").unwrap();
+    assert_eq!(accent.fields, vec![("doc", 1)], "{:?}", fold.matches);
+    // Past the first 400 bytes kept for display.
+    let ranking = sens_engine::suggest::rank(engine.index(), "zeppelin");
+    let first = ranking.items.first().map(|r| r.suggestion.name.as_str());
+    assert_eq!(first, Some("long_note"));
+}
+
+#[test]
+fn built_copies_are_not_suggested_when_the_source_is_there() {
+    let (_dir, engine) = ledger();
+    let ranking = sens_engine::suggest::rank(engine.index(), "html table rows of the expenses");
+    assert!(
+        ranking
+            .items
+            .iter()
+            .any(|r| r.suggestion.name == "renderRows")
+    );
+    for item in &ranking.items {
+        assert!(
+            !item.suggestion.file.contains("dist/"),
+            "{}",
+            item.suggestion.file
+        );
+    }
 }

@@ -18,14 +18,15 @@
 //!
 //! Not candidates: windows, anonymous units, callbacks, `main`, test code (test
 //! files, `#[cfg(test)]` modules, test functions by name or attribute), functions
-//! local to another function, and vendored code (the walk skips it).
+//! local to another function, vendored code (the walk skips it) and built copies
+//! (`dist/`, `build/`) of a project that has its source.
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::finding::Suggestion;
 use crate::index::{Index, Unit};
-use crate::paths::is_test_path;
+use crate::paths::{is_build_output, is_test_path};
 use crate::terms::{FIELDS, Field};
 use crate::units::UnitKind;
 use crate::words::{subwords, word_hash};
@@ -33,10 +34,12 @@ use crate::words::{subwords, word_hash};
 /// At most this many suggestions.
 pub const MAX_SUGGESTIONS: usize = 8;
 /// The best coverage a list needs; under it the engine says nothing.
-pub const MIN_CONFIDENCE: f64 = 0.6;
+pub const MIN_CONFIDENCE: f64 = 0.9;
 /// Items kept score at least this share of the best item.
 const RELATIVE_FLOOR: f64 = 0.35;
 const K1: f64 = 1.2;
+/// What a prompt naming a symbol adds, in fully saturated rare words.
+const NAME_BONUS: f64 = 0.5;
 /// An item scores by this many of its best-matching prompt words.
 const BEST_WORDS: usize = 6;
 
@@ -225,7 +228,15 @@ fn score(index: &Index, candidates: &[&Unit], words: &[String], hashes: &[u64]) 
             // The best words only: in a long prompt, a big class matching many
             // words weakly must not outrank a helper matching a few well.
             matches.sort_by(|a, b| b.score.total_cmp(&a.score));
-            let total: f64 = matches.iter().take(BEST_WORDS).map(|m| m.score).sum();
+            let mut total: f64 = matches.iter().take(BEST_WORDS).map(|m| m.score).sum();
+            // The prompt names the symbol (every word of a name of two words or
+            // more): strong evidence even when those words are common in the
+            // project. A one-word name is as often a verb of the request
+            // (`split`, `drop`, `send`) and gets nothing.
+            let name_hits: f64 = h.counts.iter().map(|c| f64::from(c[0])).sum();
+            if h.lengths[0] >= 2.0 && name_hits >= h.lengths[0] {
+                total += NAME_BONUS * rare_word;
+            }
             let usages = index.usages(&unit.data.name) as usize;
             Some(Ranked {
                 suggestion: Suggestion {
@@ -251,9 +262,12 @@ fn module_words(path: &str) -> Vec<u64> {
 
 /// The symbols a suggestion may name.
 fn candidates(index: &Index) -> Vec<&Unit> {
+    // Built copies repeat the source's symbols without their docs and skew every
+    // word's rarity; a project shipped only built keeps them.
+    let built_only = index.files().all(|(path, _)| is_build_output(path));
     let mut out = Vec::new();
     for (path, entry) in index.files() {
-        if is_test_path(path) {
+        if is_test_path(path) || (is_build_output(path) && !built_only) {
             continue;
         }
         // Functions enclosing the current unit, innermost last (units come in
@@ -285,47 +299,5 @@ fn candidates(index: &Index) -> Vec<&Unit> {
 
 fn is_candidate(unit: &Unit) -> bool {
     let d = &unit.data;
-    let facts = &d.facts;
-    !d.name.starts_with('<')
-        && d.name != "main"
-        && !facts.callback
-        && !facts.in_test_module
-        && !is_test_function(&d.name, &facts.decorators)
-}
-
-/// A test by the runners' conventions: `test_x`, `testX`, `TestX`, or an attribute
-/// or decorator naming a test (`#[test]`, `#[tokio::test]`, `@Test`).
-fn is_test_function(name: &str, decorators: &str) -> bool {
-    let after = |prefix: &str| name.strip_prefix(prefix).map(|rest| rest.chars().next());
-    let test_name = [after("test"), after("Test")]
-        .into_iter()
-        .flatten()
-        .any(|next| next.is_none_or(|c| c == '_' || c.is_uppercase() || c.is_ascii_digit()));
-    test_name
-        || decorators
-            .split(|c: char| !c.is_alphanumeric() && c != '_')
-            .any(|w| w == "test" || w == "Test")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tests_are_told_by_name_and_attribute() {
-        for (name, decorators) in [
-            ("test_totals", ""),
-            ("testTotals", ""),
-            ("TestTotals", ""),
-            ("test", ""),
-            ("totals_work", "#[test]"),
-            ("totals_work", "#[tokio::test]"),
-            ("totalsWork", "@Test"),
-        ] {
-            assert!(is_test_function(name, decorators), "{name} {decorators}");
-        }
-        for (name, decorators) in [("testable", ""), ("attest", ""), ("latest", "#[inline]")] {
-            assert!(!is_test_function(name, decorators), "{name} {decorators}");
-        }
-    }
+    !d.name.starts_with('<') && d.name != "main" && !d.facts.callback && !d.is_test()
 }
