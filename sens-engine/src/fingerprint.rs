@@ -128,12 +128,9 @@ pub fn shingles(tokens: &[Token], k: usize) -> Vec<u64> {
     set
 }
 
-/// The exact Jaccard of two sorted, deduplicated sets when it reaches
-/// `threshold`; stops as soon as the overlap can no longer reach it.
-pub fn jaccard_at_least(a: &[u64], b: &[u64], threshold: f64) -> Option<f64> {
-    let total = a.len() + b.len();
-    // J = c / (total - c) >= t  <=>  c >= t * total / (1 + t).
-    let needed = (threshold * total as f64 / (1.0 + threshold)).ceil() as usize;
+/// The number of elements two sorted, deduplicated sets share when it reaches
+/// `needed`; stops as soon as the rest of the sets can no longer reach it.
+pub fn common_at_least(a: &[u64], b: &[u64], needed: usize) -> Option<usize> {
     let (mut i, mut j, mut common) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
         if common + (a.len() - i).min(b.len() - j) < needed {
@@ -149,8 +146,78 @@ pub fn jaccard_at_least(a: &[u64], b: &[u64], threshold: f64) -> Option<f64> {
             }
         }
     }
+    (common >= needed).then_some(common)
+}
+
+/// The exact Jaccard of two sorted, deduplicated sets when it reaches
+/// `threshold`; stops as soon as the overlap can no longer reach it.
+pub fn jaccard_at_least(a: &[u64], b: &[u64], threshold: f64) -> Option<f64> {
+    let total = a.len() + b.len();
+    // J = c / (total - c) >= t  <=>  c >= t * total / (1 + t).
+    let needed = (threshold * total as f64 / (1.0 + threshold)).ceil() as usize;
+    let common = common_at_least(a, b, needed)?;
     let similarity = common as f64 / (total - common) as f64;
     (total > 0 && similarity >= threshold).then_some(similarity)
+}
+
+/// When a new unit of `new` shingles sharing `common` with an existing unit of
+/// `existing` is a near copy of it, and how similar: its Jaccard when that
+/// reaches `threshold`; else the share of the existing unit's shingles found in
+/// the new one when that reaches `containment` (an inserted statement lowers the
+/// Jaccard, not this), for an existing unit of at least `min_contained` shingles
+/// that the new one at most doubles (a small or generic unit is inside much).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NearRule {
+    pub threshold: f64,
+    pub containment: f64,
+    pub min_contained: usize,
+}
+
+impl NearRule {
+    pub fn new(cfg: &RuleConfig) -> Self {
+        Self {
+            threshold: cfg.threshold,
+            containment: cfg.containment,
+            min_contained: cfg.floor / 2,
+        }
+    }
+
+    fn contains(&self, new: usize, existing: usize) -> bool {
+        existing >= self.min_contained.max(1) && new <= 2 * existing
+    }
+
+    /// The fewest shared shingles that can make a near copy; `None` when the
+    /// sizes alone rule it out (Jaccard cannot exceed the ratio of the sizes).
+    pub fn needed(&self, new: usize, existing: usize) -> Option<usize> {
+        let total = new + existing;
+        let by_jaccard = ((new.min(existing) as f64) >= self.threshold * new.max(existing) as f64)
+            .then(|| (self.threshold * total as f64 / (1.0 + self.threshold)).ceil() as usize);
+        let by_containment = self
+            .contains(new, existing)
+            .then(|| (self.containment * existing as f64).ceil() as usize);
+        let needed = match (by_jaccard, by_containment) {
+            (Some(j), Some(c)) => j.min(c),
+            (j, c) => j.or(c)?,
+        };
+        (needed > 0).then_some(needed)
+    }
+
+    /// The similarity of a near copy, or `None` when the pair is not one.
+    pub fn similarity(&self, new: usize, existing: usize, common: usize) -> Option<f64> {
+        let union = new + existing - common;
+        if union == 0 {
+            return None;
+        }
+        let jaccard = common as f64 / union as f64;
+        let contained = common as f64 / existing as f64;
+        if jaccard >= self.threshold {
+            Some(jaccard)
+        } else if self.contains(new, existing) && contained >= self.containment {
+            Some(contained)
+        } else {
+            None
+        }
+    }
 }
 
 /// MinHash with a fixed family of permutations `(s ^ a_i) * b_i` (b_i odd), drawn
@@ -294,6 +361,54 @@ mod tests {
             assert_eq!(bounded, (full >= 0.8).then_some(full), "cut {cut}");
         }
         assert_eq!(jaccard_at_least(&[], &[], 0.8), None);
+    }
+
+    #[test]
+    fn an_existing_unit_inside_a_larger_new_one_is_near_by_containment() {
+        let rule = NearRule::new(&RuleConfig::default());
+        let existing: Vec<u64> = (0..60).collect();
+        // 40 shingles inserted: Jaccard 0.6, the existing unit wholly inside.
+        let new: Vec<u64> = (0..100).collect();
+        let common = common_at_least(&new, &existing, 0).unwrap();
+        assert!(jaccard_at_least(&new, &existing, rule.threshold).is_none());
+        assert_eq!(rule.similarity(100, 60, common), Some(1.0));
+        // The other way round (the new unit inside the existing one) is Jaccard's.
+        assert_eq!(rule.similarity(60, 100, common), None);
+        // Too small to be judged contained, or the new unit more than doubles it.
+        let small = rule.min_contained - 1;
+        assert_eq!(rule.similarity(100, small, small), None);
+        assert_eq!(rule.similarity(121, 60, 60), None);
+        // Under the containment share and the Jaccard threshold: not near.
+        assert_eq!(rule.similarity(100, 60, 53), None);
+        assert_eq!(rule.similarity(100, 60, 54), Some(0.9));
+    }
+
+    /// The size filter never drops a pair the rule would call near.
+    #[test]
+    fn needed_is_a_lower_bound_of_every_near_pair() {
+        let rule = NearRule::new(&RuleConfig::default());
+        for new in 0..130 {
+            for existing in 0..130 {
+                for common in 0..=new.min(existing) {
+                    if rule.similarity(new, existing, common).is_some() {
+                        let needed = rule.needed(new, existing);
+                        assert!(
+                            needed.is_some_and(|n| n <= common),
+                            "{new} {existing} {common}: needed {needed:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn common_at_least_counts_or_gives_up() {
+        let a: Vec<u64> = (0..50).collect();
+        let b: Vec<u64> = (25..75).collect();
+        assert_eq!(common_at_least(&a, &b, 25), Some(25));
+        assert_eq!(common_at_least(&a, &b, 26), None);
+        assert_eq!(common_at_least(&a, &[], 0), Some(0));
     }
 
     #[test]
