@@ -40,7 +40,7 @@ pub struct UnitData {
     pub exact: u64,
     pub renamed: u64,
     /// Sorted, deduplicated k-shingles of normalized tokens.
-    pub shingles: Box<[u64]>,
+    pub shingles: Box<[u32]>,
     /// LSH band keys of the shingles' MinHash signature.
     pub bands: Box<[u64]>,
     /// A window made only of import/use statements: never a blocking copy.
