@@ -79,7 +79,7 @@ pub struct Index {
     units: Vec<Option<Unit>>,
     /// By unit id, what a copy lookup checks before reading a candidate's
     /// shingles: most LSH candidates are ruled out here, in one small read.
-    probes: Vec<Probe>,
+    probes: Vec<Option<Probe>>,
     free: Vec<UnitId>,
     exact: Buckets<u64>,
     renamed: Buckets<u64>,
@@ -349,17 +349,17 @@ impl Index {
     fn alloc(&mut self, unit: Unit) -> UnitId {
         let probe = Probe {
             renamed: unit.data.renamed,
-            shingles: u32::try_from(unit.data.shingles.len()).unwrap_or(u32::MAX),
+            shingles: Arc::clone(&unit.data.shingles),
         };
         match self.free.pop() {
             Some(id) => {
                 self.units[id as usize] = Some(unit);
-                self.probes[id as usize] = probe;
+                self.probes[id as usize] = Some(probe);
                 id
             }
             None => {
                 self.units.push(Some(unit));
-                self.probes.push(probe);
+                self.probes.push(Some(probe));
                 UnitId::try_from(self.units.len() - 1).unwrap_or(UnitId::MAX)
             }
         }
@@ -374,6 +374,9 @@ impl Index {
             let Some(unit) = self.units.get_mut(id as usize).and_then(Option::take) else {
                 continue;
             };
+            if let Some(probe) = self.probes.get_mut(id as usize) {
+                *probe = None;
+            }
             let data = &unit.data;
             self.exact.remove(&data.exact, id);
             self.renamed.remove(&data.renamed, id);
@@ -460,23 +463,23 @@ impl Index {
         candidates.dedup();
         let n = data.shingles.len();
         for id in candidates {
-            let Some(probe) = self.probes.get(id as usize) else {
+            let Some(probe) = self.probes.get(id as usize).and_then(Option::as_ref) else {
                 continue;
             };
             // Same renamed fingerprint: already reported above.
             if probe.renamed == data.renamed {
                 continue;
             }
-            let m = probe.shingles as usize;
+            let m = probe.shingles.len();
             let Some(needed) = self.near.needed(n, m) else {
                 continue;
             };
-            let Some(unit) = self.unit(id) else { continue };
-            let Some(similarity) = common_at_least(&data.shingles, &unit.data.shingles, needed)
+            let Some(similarity) = common_at_least(&data.shingles, &probe.shingles, needed)
                 .and_then(|common| self.near.similarity(n, m, common))
             else {
                 continue;
             };
+            let Some(unit) = self.unit(id) else { continue };
             if !skip(id, unit) {
                 found.push(CopyMatch {
                     id,
@@ -553,10 +556,10 @@ impl Index {
 }
 
 /// See `Index::probes`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Probe {
     renamed: u64,
-    shingles: u32,
+    shingles: Arc<[u32]>,
 }
 
 /// One file of the parallel pass: its units or why it was skipped, its source
