@@ -166,8 +166,10 @@ pub fn jaccard_at_least(a: &[u32], b: &[u32], threshold: f64) -> Option<f64> {
 /// `existing` is a near copy of it, and how similar: its Jaccard when that
 /// reaches `threshold`; else the share of the existing unit's shingles found in
 /// the new one when that reaches `containment` (an inserted statement lowers the
-/// Jaccard, not this), for an existing unit of at least `min_contained` shingles
-/// that the new one at most doubles (a small or generic unit is inside much).
+/// Jaccard, not this), between whole units (functions, classes: a window is a
+/// fragment, and fragments are matched by windows), for an existing unit of at
+/// least `min_contained` shingles that the new one at most doubles (a small or
+/// generic unit is inside much). `whole` says both units are whole ones.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NearRule {
     pub threshold: f64,
@@ -184,18 +186,18 @@ impl NearRule {
         }
     }
 
-    fn contains(&self, new: usize, existing: usize) -> bool {
-        existing >= self.min_contained.max(1) && new <= 2 * existing
+    fn contains(&self, new: usize, existing: usize, whole: bool) -> bool {
+        whole && existing >= self.min_contained.max(1) && new <= 2 * existing
     }
 
     /// The fewest shared shingles that can make a near copy; `None` when the
     /// sizes alone rule it out (Jaccard cannot exceed the ratio of the sizes).
-    pub fn needed(&self, new: usize, existing: usize) -> Option<usize> {
+    pub fn needed(&self, new: usize, existing: usize, whole: bool) -> Option<usize> {
         let total = new + existing;
         let by_jaccard = ((new.min(existing) as f64) >= self.threshold * new.max(existing) as f64)
             .then(|| (self.threshold * total as f64 / (1.0 + self.threshold)).ceil() as usize);
         let by_containment = self
-            .contains(new, existing)
+            .contains(new, existing, whole)
             .then(|| (self.containment * existing as f64).ceil() as usize);
         let needed = match (by_jaccard, by_containment) {
             (Some(j), Some(c)) => j.min(c),
@@ -205,7 +207,13 @@ impl NearRule {
     }
 
     /// The similarity of a near copy, or `None` when the pair is not one.
-    pub fn similarity(&self, new: usize, existing: usize, common: usize) -> Option<f64> {
+    pub fn similarity(
+        &self,
+        new: usize,
+        existing: usize,
+        common: usize,
+        whole: bool,
+    ) -> Option<f64> {
         let union = new + existing - common;
         if union == 0 {
             return None;
@@ -214,7 +222,7 @@ impl NearRule {
         let contained = common as f64 / existing as f64;
         if jaccard >= self.threshold {
             Some(jaccard)
-        } else if self.contains(new, existing) && contained >= self.containment {
+        } else if self.contains(new, existing, whole) && contained >= self.containment {
             Some(contained)
         } else {
             None
@@ -371,31 +379,35 @@ mod tests {
         let new: Vec<u32> = (0..100).collect();
         let common = common_at_least(&new, &existing, 0).unwrap();
         assert!(jaccard_at_least(&new, &existing, rule.threshold).is_none());
-        assert_eq!(rule.similarity(100, 60, common), Some(1.0));
+        assert_eq!(rule.similarity(100, 60, common, true), Some(1.0));
+        // A window (a fragment) is not judged by containment.
+        assert_eq!(rule.similarity(100, 60, common, false), None);
         // The other way round (the new unit inside the existing one) is Jaccard's.
-        assert_eq!(rule.similarity(60, 100, common), None);
+        assert_eq!(rule.similarity(60, 100, common, true), None);
         // Too small to be judged contained, or the new unit more than doubles it.
         let small = rule.min_contained - 1;
-        assert_eq!(rule.similarity(100, small, small), None);
-        assert_eq!(rule.similarity(121, 60, 60), None);
+        assert_eq!(rule.similarity(100, small, small, true), None);
+        assert_eq!(rule.similarity(121, 60, 60, true), None);
         // Under the containment share and the Jaccard threshold: not near.
-        assert_eq!(rule.similarity(100, 60, 53), None);
-        assert_eq!(rule.similarity(100, 60, 54), Some(0.9));
+        assert_eq!(rule.similarity(100, 60, 53, true), None);
+        assert_eq!(rule.similarity(100, 60, 54, true), Some(0.9));
     }
 
     /// The size filter never drops a pair the rule would call near.
     #[test]
     fn needed_is_a_lower_bound_of_every_near_pair() {
         let rule = NearRule::new(&RuleConfig::default());
-        for new in 0..130 {
-            for existing in 0..130 {
-                for common in 0..=new.min(existing) {
-                    if rule.similarity(new, existing, common).is_some() {
-                        let needed = rule.needed(new, existing);
-                        assert!(
-                            needed.is_some_and(|n| n <= common),
-                            "{new} {existing} {common}: needed {needed:?}"
-                        );
+        for whole in [true, false] {
+            for new in 0..130 {
+                for existing in 0..130 {
+                    for common in 0..=new.min(existing) {
+                        if rule.similarity(new, existing, common, whole).is_some() {
+                            let needed = rule.needed(new, existing, whole);
+                            assert!(
+                                needed.is_some_and(|n| n <= common),
+                                "{new} {existing} {common} {whole}: needed {needed:?}"
+                            );
+                        }
                     }
                 }
             }

@@ -350,6 +350,7 @@ impl Index {
         let probe = Probe {
             renamed: unit.data.renamed,
             shingles: Arc::clone(&unit.data.shingles),
+            whole: unit.data.kind != UnitKind::Window,
         };
         match self.free.pop() {
             Some(id) => {
@@ -471,11 +472,12 @@ impl Index {
                 continue;
             }
             let m = probe.shingles.len();
-            let Some(needed) = self.near.needed(n, m) else {
+            let whole = probe.whole && data.kind != UnitKind::Window;
+            let Some(needed) = self.near.needed(n, m, whole) else {
                 continue;
             };
             let Some(similarity) = common_at_least(&data.shingles, &probe.shingles, needed)
-                .and_then(|common| self.near.similarity(n, m, common))
+                .and_then(|common| self.near.similarity(n, m, common, whole))
             else {
                 continue;
             };
@@ -560,6 +562,8 @@ impl Index {
 struct Probe {
     renamed: u64,
     shingles: Arc<[u32]>,
+    /// A function or class (not a window): see `NearRule`.
+    whole: bool,
 }
 
 /// One file of the parallel pass: its units or why it was skipped, its source
