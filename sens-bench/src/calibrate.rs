@@ -3,11 +3,14 @@
 //! function and a text made from it (exact, renamed, reformatted by the
 //! language's own formatter at other settings, renamed and reformatted, near
 //! copies at several distances) or an unrelated function of similar size from
-//! another file. A pair is judged by indexing the original alone and asking the
+//! another corpus folder (another project). A pair is judged by indexing the original alone and asking the
 //! engine's copy rules about a new file holding the other text: "denied" when a
 //! blocking copy finding comes back. Recall and precision count those verdicts
 //! against the labels, per mutation kind and language, for a sweep of
-//! `threshold` and `floor`; LSH candidate recall is set against 1 - (1 - s^r)^b.
+//! `threshold` with `floor` and with `containment`; LSH candidate recall is set
+//! against 1 - (1 - s^r)^b. Unrelated pairs are many per function (`--unrelated`:
+//! the functions of other folders closest in size among all those found, not
+//! only the drawn ones), so a false-positive rate under 1 % is measured on thousands.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -26,7 +29,7 @@ use sens_engine::fingerprint::{TokenClass, jaccard_at_least};
 use sens_engine::index::Index;
 use sens_engine::lang::Lang;
 use sens_engine::rules::copy_findings;
-use sens_engine::units::{self, UnitKind};
+use sens_engine::units::{self, ParsedFile, UnitKind};
 use sens_engine::walk::{self, WalkOptions};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -45,6 +48,9 @@ pub struct CalibrateArgs {
     pub min_tokens: usize,
     #[arg(long, default_value_t = 600)]
     pub max_tokens: usize,
+    /// Unrelated pairs per drawn function.
+    #[arg(long, default_value_t = 10)]
+    pub unrelated: usize,
     #[arg(long, default_value_t = 20260530)]
     pub seed: u64,
 }
@@ -66,14 +72,18 @@ pub const KINDS: &[&str] = &[
 
 const THRESHOLDS: &[f64] = &[0.65, 0.70, 0.75, 0.80, 0.85, 0.90];
 const FLOORS: &[usize] = &[50, 65, 80, 100];
+const CONTAINMENTS: &[f64] = &[0.80, 0.85, 0.90, 0.95, 1.0];
 
 /// A real function drawn from a corpus, as a text that parses on its own.
 #[derive(Debug, Clone)]
 struct Sample {
     lang: &'static Lang,
-    /// `corpus-folder/relative/path:line`, for messages and the unrelated draw.
+    /// `corpus-folder/relative/path:line`, for messages.
     origin: String,
-    file: String,
+    /// Which `--corpus` folder it comes from: unrelated pairs join two folders
+    /// (another file of one project may hold a real copy, as pflag's typed
+    /// getters are of each other).
+    folder: usize,
     tokens: usize,
     text: String,
 }
@@ -102,6 +112,7 @@ pub struct Rate {
 pub struct SweepRow {
     pub threshold: f64,
     pub floor: usize,
+    pub containment: f64,
     /// Over every copy kind and language.
     pub recall: f64,
     pub precision: f64,
@@ -156,7 +167,7 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Calibration> {
     let samples = draw(args, &mut rng)?;
     let mut formatters = BTreeMap::new();
     let mut pairs = Vec::new();
-    for lang_samples in samples.values() {
+    for (lang_samples, all) in samples.values() {
         let lang = lang_samples[0].lang;
         let formatter = formatter_of(lang);
         formatters.insert(
@@ -168,34 +179,31 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Calibration> {
         let pool = statement_pool(lang_samples)?;
         for sample in lang_samples {
             pairs.extend(mutations(sample, formatter.as_ref().ok(), &pool, &mut rng)?);
-            if let Some(other) = unrelated_to(sample, lang_samples) {
-                pairs.push(Pair {
-                    lang,
-                    kind: "unrelated",
-                    original: sample.text.clone(),
-                    copy: other.text.clone(),
-                });
-            }
+            pairs.extend(unrelated_to(sample, all, args.unrelated).map(|other| Pair {
+                lang,
+                kind: "unrelated",
+                original: sample.text.clone(),
+                copy: other.text.clone(),
+            }));
         }
     }
     let mut sweep = Vec::new();
     let mut rates = Vec::new();
-    for &threshold in THRESHOLDS {
-        for &floor in FLOORS {
-            let cfg = RuleConfig {
-                threshold,
-                floor,
-                ..defaults.clone()
-            };
-            let verdicts: Vec<bool> = pairs
-                .iter()
-                .map(|p| denied(&cfg, p))
-                .collect::<Result<_>>()?;
-            if threshold == defaults.threshold && floor == defaults.floor {
-                rates = rates_of(&pairs, &verdicts, true);
-            }
-            sweep.push(sweep_row(threshold, floor, &pairs, &verdicts));
+    let configs = sweep_configs(&defaults);
+    // verdicts[config][pair]; each pair is parsed once for every config (the
+    // swept fields do not change fingerprints).
+    let mut verdicts = vec![Vec::with_capacity(pairs.len()); configs.len()];
+    for pair in &pairs {
+        let parsed = ParsedPair::new(&defaults, pair)?;
+        for (cfg, out) in configs.iter().zip(verdicts.iter_mut()) {
+            out.push(parsed.denied(cfg)?);
         }
+    }
+    for (cfg, verdicts) in configs.into_iter().zip(verdicts) {
+        if cfg == defaults {
+            rates = rates_of(&pairs, &verdicts, true);
+        }
+        sweep.push(sweep_row(&cfg, &pairs, &verdicts));
     }
     Ok(Calibration {
         corpora: args
@@ -211,13 +219,43 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Calibration> {
     })
 }
 
-/// Up to `per_language` functions per language, of a real size, drawn at random
-/// (seeded) from every corpus folder. Methods that do not parse alone are
-/// wrapped in a class (an `impl` in Rust).
-fn draw(args: &CalibrateArgs, rng: &mut ChaCha8Rng) -> Result<BTreeMap<&'static str, Vec<Sample>>> {
+/// Every threshold with every floor at the default containment, and with every
+/// containment at the default floor.
+fn sweep_configs(defaults: &RuleConfig) -> Vec<RuleConfig> {
+    let mut configs = Vec::new();
+    for &threshold in THRESHOLDS {
+        for &floor in FLOORS {
+            configs.push(RuleConfig {
+                threshold,
+                floor,
+                ..defaults.clone()
+            });
+        }
+        for &containment in CONTAINMENTS {
+            let cfg = RuleConfig {
+                threshold,
+                containment,
+                ..defaults.clone()
+            };
+            if !configs.contains(&cfg) {
+                configs.push(cfg);
+            }
+        }
+    }
+    configs
+}
+
+/// The drawn functions of a language, and every function found (the unrelated
+/// draw).
+type Drawn = (Vec<Sample>, Vec<Sample>);
+
+/// Per language: up to `per_language` functions of a real size drawn at random
+/// (seeded) from every corpus folder, and all of them. Methods that do not
+/// parse alone are wrapped in a class (an `impl` in Rust).
+fn draw(args: &CalibrateArgs, rng: &mut ChaCha8Rng) -> Result<BTreeMap<&'static str, Drawn>> {
     let fp = units::Fingerprinter::new(&RuleConfig::default());
     let mut found: BTreeMap<&'static str, Vec<Sample>> = BTreeMap::new();
-    for corpus in &args.corpus {
+    for (folder, corpus) in args.corpus.iter().enumerate() {
         let walked = walk::walk(corpus, WalkOptions::default())
             .with_context(|| format!("corpus folder {}", corpus.display()))?;
         if walked.candidates.is_empty() {
@@ -251,20 +289,24 @@ fn draw(args: &CalibrateArgs, rng: &mut ChaCha8Rng) -> Result<BTreeMap<&'static 
                     .push(Sample {
                         lang: candidate.lang,
                         origin: format!("{file}:{}", unit.start_line),
-                        file: file.clone(),
+                        folder,
                         tokens: unit.tokens as usize,
                         text,
                     });
             }
         }
     }
-    for samples in found.values_mut() {
+    let mut drawn: BTreeMap<&'static str, Drawn> = BTreeMap::new();
+    for (lang, all) in found {
+        let mut samples = all.clone();
         samples.shuffle(rng);
         // Nested functions are drawn with their parents at most once each.
         samples.truncate(args.per_language);
+        if samples.len() >= 2 {
+            drawn.insert(lang, (samples, all));
+        }
     }
-    found.retain(|_, s| s.len() >= 2);
-    if found.is_empty() {
+    if drawn.is_empty() {
         bail!(
             "no function of {}..={} tokens found in {}",
             args.min_tokens,
@@ -276,7 +318,7 @@ fn draw(args: &CalibrateArgs, rng: &mut ChaCha8Rng) -> Result<BTreeMap<&'static 
                 .join(", ")
         );
     }
-    Ok(found)
+    Ok(drawn)
 }
 
 /// The function's text as a file that parses without errors: alone, or inside
@@ -400,16 +442,13 @@ fn formatter_of(lang: &Lang) -> Result<Formatter, String> {
         other => return Err(format!("no formatter known for {other}")),
     };
     for (program, args) in &choices {
-        let probe = Command::new(program)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        if probe.is_ok_and(|s| s.success()) {
-            return Ok(Formatter {
-                program: program.to_string(),
-                args: args.clone(),
-            });
+        let formatter = Formatter {
+            program: program.to_string(),
+            args: args.clone(),
+        };
+        // Installed when it formats an empty file (gofmt has no `--version`).
+        if formatter.format("").is_ok() {
+            return Ok(formatter);
         }
     }
     Err(format!(
@@ -593,30 +632,62 @@ fn change_literal(lang: &Lang, text: &str, rng: &mut ChaCha8Rng) -> Result<Optio
     Ok(Some(out))
 }
 
-/// The function of another file closest in size (ties: the first drawn).
-fn unrelated_to<'a>(sample: &Sample, samples: &'a [Sample]) -> Option<&'a Sample> {
-    samples
+/// The `n` functions of other corpus folders closest in size (ties: the first
+/// found).
+fn unrelated_to<'a>(
+    sample: &Sample,
+    samples: &'a [Sample],
+    n: usize,
+) -> impl Iterator<Item = &'a Sample> {
+    let mut others: Vec<&Sample> = samples
         .iter()
-        .filter(|s| s.file != sample.file)
-        .min_by_key(|s| s.tokens.abs_diff(sample.tokens))
+        .filter(|s| s.folder != sample.folder)
+        .collect();
+    others.sort_by_key(|s| s.tokens.abs_diff(sample.tokens));
+    others.into_iter().take(n)
 }
 
 fn extension(lang: &Lang) -> &'static str {
     lang.spec.extensions[0]
 }
 
-/// Whether the copy rules deny the pair's copy against its original alone.
-fn denied(cfg: &RuleConfig, pair: &Pair) -> Result<bool> {
-    let ext = extension(pair.lang);
-    let mut index = Index::new(cfg.clone())?;
-    index.update_file(&format!("original/a.{ext}"), &pair.original)?;
-    let path = format!("copy/b.{ext}");
-    let Some(parsed) = index.parse(&path, &pair.copy)? else {
-        bail!("no grammar for {path}");
-    };
-    Ok(copy_findings(&index, &path, &pair.copy, &parsed, &[])
-        .iter()
-        .any(|f| f.blocks))
+/// A pair's two texts parsed as the files `original/a.EXT` and `copy/b.EXT`.
+struct ParsedPair<'a> {
+    pair: &'a Pair,
+    original: ParsedFile,
+    copy: ParsedFile,
+    paths: [String; 2],
+}
+
+impl<'a> ParsedPair<'a> {
+    fn new(cfg: &RuleConfig, pair: &'a Pair) -> Result<Self> {
+        let ext = extension(pair.lang);
+        let paths = [format!("original/a.{ext}"), format!("copy/b.{ext}")];
+        let index = Index::new(cfg.clone())?;
+        let parse = |path: &str, text: &str| -> Result<ParsedFile> {
+            index
+                .parse(path, text)?
+                .with_context(|| format!("no grammar for {path}"))
+        };
+        Ok(Self {
+            original: parse(&paths[0], &pair.original)?,
+            copy: parse(&paths[1], &pair.copy)?,
+            paths,
+            pair,
+        })
+    }
+
+    /// Whether the copy rules deny the copy against the original alone.
+    fn denied(&self, cfg: &RuleConfig) -> Result<bool> {
+        let mut index = Index::new(cfg.clone())?;
+        index.insert_parsed(self.paths[0].as_str().into(), self.original.clone());
+        let path = &self.paths[1];
+        Ok(
+            copy_findings(&index, path, &self.pair.copy, &self.copy, &[])
+                .iter()
+                .any(|f| f.blocks),
+        )
+    }
 }
 
 /// Denied share per (language, kind), and over all languages per kind; for
@@ -654,7 +725,7 @@ fn rates_of(pairs: &[Pair], verdicts: &[bool], per_language: bool) -> Vec<Rate> 
         .collect()
 }
 
-fn sweep_row(threshold: f64, floor: usize, pairs: &[Pair], verdicts: &[bool]) -> SweepRow {
+fn sweep_row(cfg: &RuleConfig, pairs: &[Pair], verdicts: &[bool]) -> SweepRow {
     let (mut tp, mut fp, mut positives) = (0usize, 0usize, 0usize);
     for (pair, &denied) in pairs.iter().zip(verdicts) {
         if pair.kind == "unrelated" {
@@ -665,8 +736,9 @@ fn sweep_row(threshold: f64, floor: usize, pairs: &[Pair], verdicts: &[bool]) ->
         }
     }
     SweepRow {
-        threshold,
-        floor,
+        threshold: cfg.threshold,
+        floor: cfg.floor,
+        containment: cfg.containment,
         recall: tp as f64 / positives.max(1) as f64,
         precision: if tp + fp == 0 {
             1.0
@@ -680,12 +752,13 @@ fn sweep_row(threshold: f64, floor: usize, pairs: &[Pair], verdicts: &[bool]) ->
     }
 }
 
-/// Candidate recall of the near pairs per Jaccard bin of 0.05 from 0.70: the
-/// share whose function units share an LSH band, against the theory.
+/// Candidate recall of the near pairs per Jaccard bin of 0.05 from 0.50 (pairs
+/// under the threshold are near by containment): the share whose function
+/// units share an LSH band, against the theory.
 fn lsh_recall(cfg: &RuleConfig, pairs: &[Pair]) -> Result<Vec<LshBin>> {
     let fp = units::Fingerprinter::new(cfg);
     let (bands, rows) = (cfg.bands as i32, cfg.rows() as i32);
-    let mut bins: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); 6];
+    let mut bins: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); 10];
     let function = |pair: &Pair, text: &str| -> Result<Option<units::UnitData>> {
         let parsed = units::parse_file(pair.lang, text, &fp)?;
         Ok(parsed
@@ -699,10 +772,10 @@ fn lsh_recall(cfg: &RuleConfig, pairs: &[Pair]) -> Result<Vec<LshBin>> {
         else {
             continue;
         };
-        let Some(s) = jaccard_at_least(&a.shingles, &b.shingles, 0.70) else {
+        let Some(s) = jaccard_at_least(&a.shingles, &b.shingles, LSH_FROM) else {
             continue;
         };
-        let bin = (((s - 0.70) / 0.05) as usize).min(bins.len() - 1);
+        let bin = (((s - LSH_FROM) / 0.05) as usize).min(bins.len() - 1);
         let cell = &mut bins[bin];
         cell.0 += 1;
         cell.1 += usize::from(a.bands.iter().zip(b.bands.iter()).any(|(x, y)| x == y));
@@ -713,8 +786,8 @@ fn lsh_recall(cfg: &RuleConfig, pairs: &[Pair]) -> Result<Vec<LshBin>> {
         .enumerate()
         .filter(|(_, (n, _, _))| *n > 0)
         .map(|(i, (n, hits, expected))| LshBin {
-            from: 0.70 + 0.05 * i as f64,
-            to: (0.75 + 0.05 * i as f64).min(1.0),
+            from: LSH_FROM + 0.05 * i as f64,
+            to: (LSH_FROM + 0.05 * (i + 1) as f64).min(1.0),
             pairs: n,
             recall: hits as f64 / n as f64,
             theory: expected / n as f64,
@@ -722,13 +795,16 @@ fn lsh_recall(cfg: &RuleConfig, pairs: &[Pair]) -> Result<Vec<LshBin>> {
         .collect())
 }
 
+const LSH_FROM: f64 = 0.50;
+
 fn markdown(c: &Calibration) -> String {
     let mut md = String::new();
     let pct = |x: f64| format!("{:.1}", 100.0 * x);
     md.push_str(&format!(
-        "# Calibration\n\nCorpora: {}. Defaults: threshold {}, floor {}, k {}, {} bands x {} rows.\n\n",
+        "# Calibration\n\nCorpora: {}. Defaults: threshold {}, containment {}, floor {}, k {}, {} bands x {} rows.\n\n",
         c.corpora.join(", "),
         c.config.threshold,
+        c.config.containment,
         c.config.floor,
         c.config.k,
         c.config.bands,
@@ -762,18 +838,21 @@ fn markdown(c: &Calibration) -> String {
         }
         md.push('\n');
     }
-    md.push_str("\n## Sweep (all languages)\n\n| threshold | floor | recall | precision |");
+    md.push_str(
+        "\n## Sweep (all languages)\n\n| threshold | floor | containment | recall | precision |",
+    );
     for kind in KINDS {
         md.push_str(&format!(" {kind} |"));
     }
-    md.push_str("\n|---|---|---|---|");
+    md.push_str("\n|---|---|---|---|---|");
     md.push_str(&"---|".repeat(KINDS.len()));
     md.push('\n');
     for row in &c.sweep {
         md.push_str(&format!(
-            "| {:.2} | {} | {} | {} |",
+            "| {:.2} | {} | {:.2} | {} | {} |",
             row.threshold,
             row.floor,
+            row.containment,
             pct(row.recall),
             pct(row.precision)
         ));
@@ -799,8 +878,8 @@ fn markdown(c: &Calibration) -> String {
     md
 }
 
-/// Precision against recall, one line per floor over the thresholds, as SVG
-/// and PNG.
+/// Precision against recall, one line per floor over the thresholds (at the
+/// default containment), as SVG and PNG.
 fn plot(c: &Calibration, out: &Path) -> Result<()> {
     let svg = out.join("precision-recall.svg");
     let png = out.join("precision-recall.png");
@@ -844,7 +923,7 @@ where
         let points: Vec<(f64, f64)> = c
             .sweep
             .iter()
-            .filter(|r| r.floor == *floor)
+            .filter(|r| r.floor == *floor && r.containment == c.config.containment)
             .map(|r| (r.recall, r.precision))
             .collect();
         chart

@@ -15,6 +15,10 @@ use sha2::{Digest, Sha256};
 pub struct RuleConfig {
     /// Exact Jaccard of shingle sets at or above which a unit is a near copy.
     pub threshold: f64,
+    /// Share of an existing unit's shingles found in a new unit at or above
+    /// which the new unit is a near copy of it whatever its Jaccard (statements
+    /// inserted around the copied code); see `fingerprint::NearRule`.
+    pub containment: f64,
     /// Normalized tokens a new unit needs before a copy of it blocks; below, a hint.
     pub floor: usize,
     /// Shingle size in normalized tokens.
@@ -34,6 +38,9 @@ impl Default for RuleConfig {
             // candidate with probability 0.92 (16 x 8: 0.61) while pairs at 0.4
             // get one 8 % of the time (24 x 5: 22 %, four times the lookup cost).
             threshold: 0.70,
+            // One inserted statement breaks k - 1 shingles of the existing unit,
+            // so a unit of 40 shingles (the smallest judged contained) keeps 95 %.
+            containment: 0.90,
             floor: 80,
             k: 3,
             permutations: 120,
@@ -67,6 +74,12 @@ impl RuleConfig {
     pub fn validate(&self) -> Result<()> {
         if !(self.threshold > 0.0 && self.threshold <= 1.0) {
             bail!("field `threshold`: {} must be in (0, 1]", self.threshold);
+        }
+        if !(self.containment > 0.0 && self.containment <= 1.0) {
+            bail!(
+                "field `containment`: {} must be in (0, 1]",
+                self.containment
+            );
         }
         if self.k < 2 {
             bail!(
@@ -120,6 +133,7 @@ mod tests {
             ("k = 1", "`k`"),
             ("bands = 7", "`bands`"),
             ("threshold = 0.0", "`threshold`"),
+            ("containment = 1.5", "`containment`"),
             ("permutations = 0", "`permutations`"),
         ] {
             let err = RuleConfig::from_toml(text).expect_err(text);

@@ -114,43 +114,120 @@ pub fn renamed_hash(tokens: &[Token]) -> u64 {
 }
 
 /// The set of k-shingles of normalized tokens, sorted and deduplicated. Units
-/// shorter than k tokens have none (single tokens match everywhere).
-pub fn shingles(tokens: &[Token], k: usize) -> Vec<u64> {
+/// shorter than k tokens have none (single tokens match everywhere). A shingle
+/// is 32 bits (its hash folded): MinHash lanes are 32 bits anyway, and a false
+/// match between two units of 600 shingles has odds under 1 in 10,000, while
+/// half the bytes halve what a copy lookup reads.
+pub fn shingles(tokens: &[Token], k: usize) -> Vec<u32> {
     if k == 0 || tokens.len() < k {
         return Vec::new();
     }
-    let mut set: Vec<u64> = tokens
+    let mut set: Vec<u32> = tokens
         .windows(k)
-        .map(|w| sequence_hash(w.iter().map(|t| t.norm)))
+        .map(|w| {
+            let h = sequence_hash(w.iter().map(|t| t.norm));
+            (h ^ (h >> 32)) as u32
+        })
         .collect();
     set.sort_unstable();
     set.dedup();
     set
 }
 
-/// The exact Jaccard of two sorted, deduplicated sets when it reaches
-/// `threshold`; stops as soon as the overlap can no longer reach it.
-pub fn jaccard_at_least(a: &[u64], b: &[u64], threshold: f64) -> Option<f64> {
-    let total = a.len() + b.len();
-    // J = c / (total - c) >= t  <=>  c >= t * total / (1 + t).
-    let needed = (threshold * total as f64 / (1.0 + threshold)).ceil() as usize;
+/// The number of elements two sorted, deduplicated sets share when it reaches
+/// `needed`; stops as soon as the rest of the sets can no longer reach it.
+pub fn common_at_least(a: &[u32], b: &[u32], needed: usize) -> Option<usize> {
     let (mut i, mut j, mut common) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
         if common + (a.len() - i).min(b.len() - j) < needed {
             return None;
         }
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
+        // Branch-free steps: which side advances is unpredictable.
+        let (x, y) = (a[i], b[j]);
+        common += usize::from(x == y);
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
     }
+    (common >= needed).then_some(common)
+}
+
+/// The exact Jaccard of two sorted, deduplicated sets when it reaches
+/// `threshold`; stops as soon as the overlap can no longer reach it.
+pub fn jaccard_at_least(a: &[u32], b: &[u32], threshold: f64) -> Option<f64> {
+    let total = a.len() + b.len();
+    // J = c / (total - c) >= t  <=>  c >= t * total / (1 + t).
+    let needed = (threshold * total as f64 / (1.0 + threshold)).ceil() as usize;
+    let common = common_at_least(a, b, needed)?;
     let similarity = common as f64 / (total - common) as f64;
     (total > 0 && similarity >= threshold).then_some(similarity)
+}
+
+/// When a new unit of `new` shingles sharing `common` with an existing unit of
+/// `existing` is a near copy of it, and how similar: its Jaccard when that
+/// reaches `threshold`; else the share of the existing unit's shingles found in
+/// the new one when that reaches `containment` (an inserted statement lowers the
+/// Jaccard, not this), between whole units (functions, classes: a window is a
+/// fragment, and fragments are matched by windows), for an existing unit of at
+/// least `min_contained` shingles that the new one at most doubles (a small or
+/// generic unit is inside much). `whole` says both units are whole ones.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NearRule {
+    pub threshold: f64,
+    pub containment: f64,
+    pub min_contained: usize,
+}
+
+impl NearRule {
+    pub fn new(cfg: &RuleConfig) -> Self {
+        Self {
+            threshold: cfg.threshold,
+            containment: cfg.containment,
+            min_contained: cfg.floor / 2,
+        }
+    }
+
+    fn contains(&self, new: usize, existing: usize, whole: bool) -> bool {
+        whole && existing >= self.min_contained.max(1) && new <= 2 * existing
+    }
+
+    /// The fewest shared shingles that can make a near copy; `None` when the
+    /// sizes alone rule it out (Jaccard cannot exceed the ratio of the sizes).
+    pub fn needed(&self, new: usize, existing: usize, whole: bool) -> Option<usize> {
+        let total = new + existing;
+        let by_jaccard = ((new.min(existing) as f64) >= self.threshold * new.max(existing) as f64)
+            .then(|| (self.threshold * total as f64 / (1.0 + self.threshold)).ceil() as usize);
+        let by_containment = self
+            .contains(new, existing, whole)
+            .then(|| (self.containment * existing as f64).ceil() as usize);
+        let needed = match (by_jaccard, by_containment) {
+            (Some(j), Some(c)) => j.min(c),
+            (j, c) => j.or(c)?,
+        };
+        (needed > 0).then_some(needed)
+    }
+
+    /// The similarity of a near copy, or `None` when the pair is not one.
+    pub fn similarity(
+        &self,
+        new: usize,
+        existing: usize,
+        common: usize,
+        whole: bool,
+    ) -> Option<f64> {
+        let union = new + existing - common;
+        if union == 0 {
+            return None;
+        }
+        let jaccard = common as f64 / union as f64;
+        let contained = common as f64 / existing as f64;
+        if jaccard >= self.threshold {
+            Some(jaccard)
+        } else if self.contains(new, existing, whole) && contained >= self.containment {
+            Some(contained)
+        } else {
+            None
+        }
+    }
 }
 
 /// MinHash with a fixed family of permutations `(s ^ a_i) * b_i` (b_i odd), drawn
@@ -185,11 +262,9 @@ impl MinHasher {
         }
     }
 
-    pub fn signature(&self, shingles: &[u64]) -> Vec<u32> {
+    pub fn signature(&self, shingles: &[u32]) -> Vec<u32> {
         let mut sig = vec![u32::MAX; self.xors.len()];
         for &s in shingles {
-            // Shingle hashes are mixed; folding keeps every bit's influence.
-            let s = (s ^ (s >> 32)) as u32;
             for ((slot, &a), &b) in sig.iter_mut().zip(&self.xors).zip(&self.muls) {
                 *slot = (*slot).min((s ^ a).wrapping_mul(b));
             }
@@ -199,7 +274,7 @@ impl MinHasher {
 
     /// One key per LSH band: the hash of the band's rows and its index, so equal
     /// rows in different bands do not collide. Empty when there are no shingles.
-    pub fn band_keys(&self, shingles: &[u64]) -> Vec<u64> {
+    pub fn band_keys(&self, shingles: &[u32]) -> Vec<u64> {
         if shingles.is_empty() {
             return Vec::new();
         }
@@ -222,8 +297,8 @@ mod tests {
     use super::*;
 
     /// Jaccard by set operations, the reference for `jaccard_at_least`.
-    fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-        let (a, b): (BTreeSet<u64>, BTreeSet<u64>) =
+    fn jaccard(a: &[u32], b: &[u32]) -> f64 {
+        let (a, b): (BTreeSet<u32>, BTreeSet<u32>) =
             (a.iter().copied().collect(), b.iter().copied().collect());
         let union = a.union(&b).count();
         if union == 0 {
@@ -286,14 +361,66 @@ mod tests {
 
     #[test]
     fn jaccard_at_least_agrees_with_jaccard() {
-        let a: Vec<u64> = (0..100).collect();
-        for cut in [70u64, 79, 80, 81, 95, 100] {
-            let b: Vec<u64> = (0..cut).collect();
+        let a: Vec<u32> = (0..100).collect();
+        for cut in [70u32, 79, 80, 81, 95, 100] {
+            let b: Vec<u32> = (0..cut).collect();
             let full = jaccard(&a, &b);
             let bounded = jaccard_at_least(&a, &b, 0.8);
             assert_eq!(bounded, (full >= 0.8).then_some(full), "cut {cut}");
         }
         assert_eq!(jaccard_at_least(&[], &[], 0.8), None);
+    }
+
+    #[test]
+    fn an_existing_unit_inside_a_larger_new_one_is_near_by_containment() {
+        let rule = NearRule::new(&RuleConfig::default());
+        let existing: Vec<u32> = (0..60).collect();
+        // 40 shingles inserted: Jaccard 0.6, the existing unit wholly inside.
+        let new: Vec<u32> = (0..100).collect();
+        let common = common_at_least(&new, &existing, 0).unwrap();
+        assert!(jaccard_at_least(&new, &existing, rule.threshold).is_none());
+        assert_eq!(rule.similarity(100, 60, common, true), Some(1.0));
+        // A window (a fragment) is not judged by containment.
+        assert_eq!(rule.similarity(100, 60, common, false), None);
+        // The other way round (the new unit inside the existing one) is Jaccard's.
+        assert_eq!(rule.similarity(60, 100, common, true), None);
+        // Too small to be judged contained, or the new unit more than doubles it.
+        let small = rule.min_contained - 1;
+        assert_eq!(rule.similarity(100, small, small, true), None);
+        assert_eq!(rule.similarity(121, 60, 60, true), None);
+        // Under the containment share and the Jaccard threshold: not near.
+        assert_eq!(rule.similarity(100, 60, 53, true), None);
+        assert_eq!(rule.similarity(100, 60, 54, true), Some(0.9));
+    }
+
+    /// The size filter never drops a pair the rule would call near.
+    #[test]
+    fn needed_is_a_lower_bound_of_every_near_pair() {
+        let rule = NearRule::new(&RuleConfig::default());
+        for whole in [true, false] {
+            for new in 0..130 {
+                for existing in 0..130 {
+                    for common in 0..=new.min(existing) {
+                        if rule.similarity(new, existing, common, whole).is_some() {
+                            let needed = rule.needed(new, existing, whole);
+                            assert!(
+                                needed.is_some_and(|n| n <= common),
+                                "{new} {existing} {common} {whole}: needed {needed:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn common_at_least_counts_or_gives_up() {
+        let a: Vec<u32> = (0..50).collect();
+        let b: Vec<u32> = (25..75).collect();
+        assert_eq!(common_at_least(&a, &b, 25), Some(25));
+        assert_eq!(common_at_least(&a, &b, 26), None);
+        assert_eq!(common_at_least(&a, &[], 0), Some(0));
     }
 
     #[test]
@@ -356,14 +483,14 @@ mod tests {
     fn similar_sets_share_a_band_and_different_sets_do_not() {
         let cfg = RuleConfig::default();
         let mh = MinHasher::new(&cfg);
-        let base: Vec<u64> = (0..200u64).map(mix).collect();
+        let base: Vec<u32> = (0..200u64).map(|x| mix(x) as u32).collect();
         let mut near = base.clone();
         near.truncate(190); // Jaccard 0.95
         near.sort_unstable();
         let mut base_sorted = base.clone();
         base_sorted.sort_unstable();
-        let other: Vec<u64> = {
-            let mut v: Vec<u64> = (1000..1200u64).map(mix).collect();
+        let other: Vec<u32> = {
+            let mut v: Vec<u32> = (1000..1200u64).map(|x| mix(x) as u32).collect();
             v.sort_unstable();
             v
         };

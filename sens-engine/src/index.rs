@@ -16,7 +16,7 @@ use tree_sitter::Tree;
 
 use crate::buckets::Buckets;
 use crate::config::RuleConfig;
-use crate::fingerprint::jaccard_at_least;
+use crate::fingerprint::{NearRule, common_at_least};
 use crate::lang;
 use crate::units::{self, Fingerprinter, ParsedFile, UnitData, UnitKind};
 use crate::walk::{self, SkipReason, WalkOptions};
@@ -66,15 +66,20 @@ impl CopyKind {
 pub struct CopyMatch {
     pub id: UnitId,
     pub kind: CopyKind,
-    /// 1.0 for exact and renamed copies; the exact Jaccard for near copies.
+    /// 1.0 for exact and renamed copies; for near copies the exact Jaccard, or
+    /// the existing unit's share contained in the new one (`NearRule`).
     pub similarity: f64,
 }
 
 pub struct Index {
     cfg: RuleConfig,
+    near: NearRule,
     fp: Fingerprinter,
     files: FxHashMap<Arc<str>, FileEntry>,
     units: Vec<Option<Unit>>,
+    /// By unit id, what a copy lookup checks before reading a candidate's
+    /// shingles: most LSH candidates are ruled out here, in one small read.
+    probes: Vec<Option<Probe>>,
     free: Vec<UnitId>,
     exact: Buckets<u64>,
     renamed: Buckets<u64>,
@@ -117,9 +122,11 @@ impl Index {
         cfg.validate()?;
         Ok(Self {
             fp: Fingerprinter::new(&cfg),
+            near: NearRule::new(&cfg),
             cfg,
             files: FxHashMap::default(),
             units: Vec::new(),
+            probes: Vec::new(),
             free: Vec::new(),
             exact: Buckets::default(),
             renamed: Buckets::default(),
@@ -340,13 +347,20 @@ impl Index {
     }
 
     fn alloc(&mut self, unit: Unit) -> UnitId {
+        let probe = Probe {
+            renamed: unit.data.renamed,
+            shingles: Arc::clone(&unit.data.shingles),
+            whole: unit.data.kind != UnitKind::Window,
+        };
         match self.free.pop() {
             Some(id) => {
                 self.units[id as usize] = Some(unit);
+                self.probes[id as usize] = Some(probe);
                 id
             }
             None => {
                 self.units.push(Some(unit));
+                self.probes.push(Some(probe));
                 UnitId::try_from(self.units.len() - 1).unwrap_or(UnitId::MAX)
             }
         }
@@ -361,6 +375,9 @@ impl Index {
             let Some(unit) = self.units.get_mut(id as usize).and_then(Option::take) else {
                 continue;
             };
+            if let Some(probe) = self.probes.get_mut(id as usize) {
+                *probe = None;
+            }
             let data = &unit.data;
             self.exact.remove(&data.exact, id);
             self.renamed.remove(&data.renamed, id);
@@ -416,7 +433,7 @@ impl Index {
     }
 
     /// The indexed units `data` copies: exact, then renamed, then near (LSH
-    /// candidates confirmed by exact Jaccard). `skip` filters units out (the unit
+    /// candidates confirmed by [`NearRule`] on their exact shingle sets). `skip` filters units out (the unit
     /// itself, its own file); each unit is reported once, under its strongest kind.
     pub fn copies(&self, data: &UnitData, skip: impl Fn(UnitId, &Unit) -> bool) -> Vec<CopyMatch> {
         let mut found: Vec<CopyMatch> = Vec::new();
@@ -447,19 +464,25 @@ impl Index {
         candidates.dedup();
         let n = data.shingles.len();
         for id in candidates {
-            let Some(unit) = self.unit(id) else { continue };
-            let m = unit.data.shingles.len();
-            // Same renamed fingerprint: already reported above. And Jaccard
-            // cannot exceed the ratio of the set sizes.
-            if unit.data.renamed == data.renamed
-                || (n.min(m) as f64) < self.cfg.threshold * n.max(m) as f64
-                || skip(id, unit)
-            {
+            let Some(probe) = self.probes.get(id as usize).and_then(Option::as_ref) else {
+                continue;
+            };
+            // Same renamed fingerprint: already reported above.
+            if probe.renamed == data.renamed {
                 continue;
             }
-            if let Some(similarity) =
-                jaccard_at_least(&data.shingles, &unit.data.shingles, self.cfg.threshold)
-            {
+            let m = probe.shingles.len();
+            let whole = probe.whole && data.kind != UnitKind::Window;
+            let Some(needed) = self.near.needed(n, m, whole) else {
+                continue;
+            };
+            let Some(similarity) = common_at_least(&data.shingles, &probe.shingles, needed)
+                .and_then(|common| self.near.similarity(n, m, common, whole))
+            else {
+                continue;
+            };
+            let Some(unit) = self.unit(id) else { continue };
+            if !skip(id, unit) {
                 found.push(CopyMatch {
                     id,
                     kind: CopyKind::Near,
@@ -532,6 +555,15 @@ impl Index {
             usages,
         }
     }
+}
+
+/// See `Index::probes`.
+#[derive(Debug, Clone)]
+struct Probe {
+    renamed: u64,
+    shingles: Arc<[u32]>,
+    /// A function or class (not a window): see `NearRule`.
+    whole: bool,
 }
 
 /// One file of the parallel pass: its units or why it was skipped, its source

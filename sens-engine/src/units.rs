@@ -4,6 +4,7 @@
 
 use rustc_hash::FxHashMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
@@ -40,7 +41,8 @@ pub struct UnitData {
     pub exact: u64,
     pub renamed: u64,
     /// Sorted, deduplicated k-shingles of normalized tokens.
-    pub shingles: Box<[u64]>,
+    /// Shared with the index's probe table (one read per candidate).
+    pub shingles: Arc<[u32]>,
     /// LSH band keys of the shingles' MinHash signature.
     pub bands: Box<[u64]>,
     /// A window made only of import/use statements: never a blocking copy.
@@ -665,7 +667,7 @@ fn finish(
             tokens: u32::try_from(toks.len()).unwrap_or(u32::MAX),
             exact: fingerprint::exact_hash(toks),
             renamed: fingerprint::renamed_hash(toks),
-            shingles: shingles.into_boxed_slice(),
+            shingles: shingles.into(),
             bands: bands.into_boxed_slice(),
             imports_only: r.imports_only,
             facts: r.facts,

@@ -114,3 +114,69 @@ fn a_whole_repetitive_function_copied_blocks_but_a_table_does_not() {
     );
     assert!(blocking_rules(&original, &table).is_empty());
 }
+
+/// The original Rust function with one long statement (half its shingles)
+/// inserted before its `i`-th body line, for every body line.
+fn with_statement_inserted() -> Vec<String> {
+    let original = fixture("original", "rs");
+    let statement = concat!(
+        "    let audit = [1, 2, 3].iter().zip(\"abc\".chars()).fold(0u64, |acc, (n, c)| acc ^ (*n as u64) << (c as u8 % 7)) >= 0x10",
+        " && !matches!(mode, Mode::Dry | Mode::Check(_));\n"
+    );
+    let lines: Vec<&str> = original.lines().collect();
+    (1..lines.len() - 1)
+        .filter(|&i| lines[i].starts_with("    ") && !lines[i].starts_with("     "))
+        .map(|i| {
+            let mut out: String = lines[..i].iter().map(|l| format!("{l}\n")).collect();
+            out.push_str(statement);
+            out.extend(lines[i..].iter().map(|l| format!("{l}\n")));
+            out
+        })
+        .collect()
+}
+
+/// Whether `copy` is denied as a near copy of the original under `cfg`, and
+/// whether the two functions are LSH candidates at all.
+fn near_verdict(cfg: &RuleConfig, copy: &str) -> (bool, bool) {
+    let original = fixture("original", "rs");
+    let mut index = Index::new(cfg.clone()).unwrap();
+    index.update_file("src/original.rs", &original).unwrap();
+    let parsed = index.parse("src/new.rs", copy).unwrap().unwrap();
+    let function = |p: &sens_engine::units::ParsedFile| {
+        p.units
+            .iter()
+            .filter(|u| u.kind == UnitKind::Function)
+            .max_by_key(|u| u.tokens)
+            .cloned()
+            .unwrap()
+    };
+    let old = function(&index.parse("src/original.rs", &original).unwrap().unwrap());
+    let new = function(&parsed);
+    let candidate = old.bands.iter().zip(new.bands.iter()).any(|(a, b)| a == b);
+    let denied = copy_findings(&index, "src/new.rs", copy, &parsed, &[])
+        .iter()
+        .any(|f| f.blocks && f.rule == "copy.near");
+    (denied, candidate)
+}
+
+#[test]
+fn a_long_inserted_statement_keeps_a_near_copy_by_containment() {
+    let copies = with_statement_inserted();
+    assert!(copies.len() >= 5);
+    let defaults = RuleConfig::default();
+    let jaccard_only = RuleConfig {
+        containment: 1.0,
+        ..defaults.clone()
+    };
+    let (mut by_default, mut by_jaccard) = (0, 0);
+    for copy in &copies {
+        let (denied, candidate) = near_verdict(&defaults, copy);
+        // Wherever the LSH offers the pair, the rule denies it.
+        assert_eq!(denied, candidate, "{copy}");
+        by_default += usize::from(denied);
+        by_jaccard += usize::from(near_verdict(&jaccard_only, copy).0);
+    }
+    // The statement takes the Jaccard under the threshold: only containment
+    // keeps these copies near.
+    assert!(by_jaccard < by_default, "{by_jaccard} vs {by_default}");
+}
