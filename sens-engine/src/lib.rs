@@ -20,6 +20,7 @@ pub mod rules;
 pub mod session;
 pub mod suggest;
 pub mod terms;
+pub mod tools;
 pub mod units;
 pub mod walk;
 pub mod words;
