@@ -14,6 +14,7 @@ pub mod fingerprint;
 pub mod index;
 pub mod judge;
 pub mod lang;
+pub mod mcp;
 pub mod paths;
 pub mod replay;
 pub mod rules;
