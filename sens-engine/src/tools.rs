@@ -448,6 +448,18 @@ mod tests {
     }
 
     #[test]
+    fn the_canon_names_the_tools_only_where_they_are_served() {
+        let with = crate::canon(true);
+        for tool in tools() {
+            let seen = format!("`mcp__{}__{}`", crate::mcp::SERVER_NAME, tool.name);
+            assert!(with.contains(&seen), "{seen}");
+        }
+        let without = crate::canon(false);
+        assert!(with.starts_with(&without) && with.len() > without.len());
+        assert!(!without.contains("mcp__") && !without.contains(ALREADY_EXISTS));
+    }
+
+    #[test]
     fn bad_calls_are_errors_naming_the_tool_and_field() {
         let index = index();
         let err = |name: &str, input: Value| call(&index, name, &input).unwrap_err().to_string();
