@@ -170,6 +170,19 @@ fn the_agent_asks_the_engine_under_c3_and_gets_unknown_tools_under_c2() {
     let ledger = read_ledger::<LedgerLine>(&run("C3").join("hooks.jsonl")).expect("the C3 ledger");
     let answered = ["already_exists", "find_symbol"].map(|t| (t.to_string(), "answer".to_string()));
     assert_eq!(tool_lines(&ledger), answered);
+    // Each answer names the agent's tool use, as the PreToolUse of that call does.
+    let pre_ids: Vec<&Value> = ledger
+        .iter()
+        .filter(|l| l.event == "PreToolUse")
+        .map(|l| &l.input["tool_use_id"])
+        .collect();
+    let call_ids: Vec<&Value> = ledger
+        .iter()
+        .filter(|l| l.event == "ToolCall")
+        .map(|l| &l.input["tool_use_id"])
+        .collect();
+    assert!(call_ids.iter().all(|id| id.is_string()), "{call_ids:?}");
+    assert_eq!(call_ids, pre_ids);
 
     let c2 = tool_results(&run("C2").join("transcript.jsonl"));
     assert_eq!(c2.len(), 2, "{c2:?}");

@@ -21,11 +21,12 @@ const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 
-/// The response to `message`, calling `call(name, arguments)` for `tools/call`;
-/// `None` for a notification.
+/// The response to `message`, calling `call(name, arguments, tool_use_id)` for
+/// `tools/call` (the id of the agent's tool use, where the client sends it as
+/// Claude Code 2.1.197 does in `_meta`); `None` for a notification.
 pub fn respond(
     message: &Value,
-    call: impl FnOnce(&str, &Value) -> Result<Value, ToolError>,
+    call: impl FnOnce(&str, &Value, Option<&str>) -> Result<Value, ToolError>,
 ) -> Option<Value> {
     let id = message.get("id").filter(|id| !id.is_null())?.clone();
     let Some(method) = message.get("method").and_then(Value::as_str) else {
@@ -60,7 +61,8 @@ pub fn respond(
             };
             let empty = json!({});
             let arguments = params.get("arguments").unwrap_or(&empty);
-            match call(name, arguments) {
+            let tool_use_id = params["_meta"]["claudecode/toolUseId"].as_str();
+            match call(name, arguments, tool_use_id) {
                 Ok(answer) => tool_result(&answer.to_string(), false),
                 Err(e @ ToolError::Unknown(_)) => {
                     return Some(error(id, INVALID_PARAMS, &e.to_string()));
@@ -99,7 +101,7 @@ mod tests {
         json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
     }
 
-    fn never(_: &str, _: &Value) -> Result<Value, ToolError> {
+    fn never(_: &str, _: &Value, _: Option<&str>) -> Result<Value, ToolError> {
         panic!("no tool is called here")
     }
 
@@ -137,17 +139,23 @@ mod tests {
     fn a_call_answers_text_or_says_why_not() {
         let call = |params: Value, answer: Result<Value, ToolError>| {
             let mut seen = None;
-            let response = respond(&request("tools/call", params), |name, args| {
-                seen = Some((name.to_string(), args.clone()));
+            let response = respond(&request("tools/call", params), |name, args, id| {
+                seen = Some((name.to_string(), args.clone(), id.map(str::to_string)));
                 answer
             });
             (response.unwrap(), seen)
         };
         let (ok, seen) = call(
-            json!({"name": "find_symbol", "arguments": {"name": "x"}}),
+            json!({"name": "find_symbol", "arguments": {"name": "x"},
+                   "_meta": {"claudecode/toolUseId": "toolu_1", "progressToken": 3}}),
             Ok(json!({"definitions": []})),
         );
-        assert_eq!(seen, Some(("find_symbol".into(), json!({"name": "x"}))));
+        let expected = (
+            "find_symbol".into(),
+            json!({"name": "x"}),
+            Some("toolu_1".into()),
+        );
+        assert_eq!(seen, Some(expected));
         assert_eq!(ok["result"]["content"][0]["text"], r#"{"definitions":[]}"#);
         assert!(ok["result"].get("isError").is_none());
         let (bad, _) = call(

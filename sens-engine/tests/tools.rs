@@ -44,7 +44,8 @@ impl Project {
 
     fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let message = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                             "params": {"name": tool, "arguments": arguments}});
+                             "params": {"name": tool, "arguments": arguments,
+                                        "_meta": {"claudecode/toolUseId": "toolu_9"}}});
         self.session
             .mcp_message(&message)
             .expect("a request gets a response")
@@ -137,6 +138,7 @@ fn answers_follow_the_last_rescan_and_each_call_is_a_ledger_line() {
         .unwrap();
     assert_eq!(last_answer["output"], after);
     assert_eq!(last_answer["input"]["tool_input"], json!({"name": "fresh"}));
+    assert_eq!(last_answer["input"]["tool_use_id"], "toolu_9");
     assert!(last_answer["tree_before"].is_string());
 }
 

@@ -19,7 +19,8 @@
 //!   (a deny for PreToolUse, a block or pause for Stop, nothing otherwise);
 //! - `approved`: a human approved the current state (`approve_by_human`);
 //! - `answer`: one of the engine's query tools answered (event `ToolCall`,
-//!   `tool` its name, `input` `{tool_name, tool_input}`, `output` the answer;
+//!   `tool` its name, `input` `{tool_name, tool_input, tool_use_id}`, `output`
+//!   the answer;
 //!   a call that fails is an `error` line).
 
 use std::fs::{File, OpenOptions};

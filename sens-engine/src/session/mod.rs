@@ -279,17 +279,28 @@ impl Session {
     /// Answers one JSON-RPC message to the session's MCP server; `None` for a
     /// notification.
     pub fn mcp_message(&mut self, message: &Value) -> Option<Value> {
-        mcp::respond(message, |name, arguments| self.call_tool(name, arguments))
+        mcp::respond(message, |name, arguments, tool_use_id| {
+            self.call_tool(name, arguments, tool_use_id)
+        })
     }
 
     /// Answers one call of the engine's query tools on the judge's index as the
     /// last rescan left it, written to the ledger (event [`TOOL_CALL_EVENT`],
-    /// verdict `answer`, or `error` with why) like every callback. A session
-    /// that does not serve its tools knows none.
-    pub fn call_tool(&mut self, name: &str, arguments: &Value) -> Result<Value, ToolError> {
+    /// verdict `answer`, or `error` with why) like every callback, with the
+    /// agent's `tool_use_id` when the CLI gave it. A session that does not serve
+    /// its tools knows none.
+    pub fn call_tool(
+        &mut self,
+        name: &str,
+        arguments: &Value,
+        tool_use_id: Option<&str>,
+    ) -> Result<Value, ToolError> {
         let started = Instant::now();
         let approved_before = self.approved.map(|c| c.tree);
-        let input = json!({"tool_name": name, "tool_input": arguments});
+        let mut input = json!({"tool_name": name, "tool_input": arguments});
+        if let Some(id) = tool_use_id {
+            input["tool_use_id"] = json!(id);
+        }
         let answered = if self.options.tools {
             self.judged_tree()
                 .map_err(ToolError::Engine)
