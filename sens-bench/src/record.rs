@@ -162,6 +162,11 @@ pub struct RunRecord {
     /// - `unjust_labelled`: a human labelled the decision unjust.
     #[serde(default)]
     pub outcomes: OutcomeCounts,
+    /// The agent's calls of the engine's query tools (`already_exists`,
+    /// `find_symbol`) that reached the engine, per tool; empty (and not written)
+    /// without them. Absent in records written before it existed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_calls: BTreeMap<String, u64>,
     pub integrity: Integrity,
     pub agent: AgentInfo,
     pub started_at: DateTime<Utc>,

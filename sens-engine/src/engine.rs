@@ -16,6 +16,7 @@ use crate::index::{Index, Source};
 use crate::judge::{FileChange, Judge};
 use crate::rules;
 use crate::suggest;
+use crate::tools::{self, ToolError};
 use crate::units::{ParsedFile, UnitData};
 use crate::walk::{self, WalkOptions};
 
@@ -372,5 +373,9 @@ impl Judge for Engine {
 
     fn suggest(&self, prompt: &str) -> Result<Vec<Suggestion>> {
         Ok(suggest::suggest(&self.index, prompt))
+    }
+
+    fn tool(&self, name: &str, input: &serde_json::Value) -> Result<serde_json::Value, ToolError> {
+        tools::call(&self.index, name, input)
     }
 }

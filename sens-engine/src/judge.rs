@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
+use serde_json::Value;
+
 use crate::finding::{Finding, Suggestion};
+use crate::tools::ToolError;
 
 /// A file as it stood at the approved point and as it stands now.
 /// `None` means absent (added or deleted). Paths are project-relative.
@@ -35,4 +38,11 @@ pub trait Judge: Send {
 
     /// Up to 8 existing symbols relevant to a user prompt; none below the floor.
     fn suggest(&self, prompt: &str) -> anyhow::Result<Vec<Suggestion>>;
+
+    /// Answers one of the engine's query tools ([`crate::tools`]) on what the
+    /// judge knows now (its index after the last rescan). A judge without an
+    /// index knows no tool.
+    fn tool(&self, name: &str, _input: &Value) -> Result<Value, ToolError> {
+        Err(ToolError::Unknown(name.to_string()))
+    }
 }

@@ -4,6 +4,18 @@
 
 /// The Canon: the rules text an agent is given alongside the engine (SPEC 2.9).
 pub const CANON: &str = include_str!("canon.md");
+/// What the Canon adds for an agent that has the engine's query tools.
+const CANON_TOOLS: &str = include_str!("canon-tools.md");
+
+/// The Canon for a session: the tools' section only where they are served, so
+/// the agent is never told to call a tool that does not exist.
+pub fn canon(tools: bool) -> String {
+    if tools {
+        format!("{CANON}{CANON_TOOLS}")
+    } else {
+        CANON.to_string()
+    }
+}
 
 pub mod buckets;
 pub mod config;
@@ -14,12 +26,14 @@ pub mod fingerprint;
 pub mod index;
 pub mod judge;
 pub mod lang;
+pub mod mcp;
 pub mod paths;
 pub mod replay;
 pub mod rules;
 pub mod session;
 pub mod suggest;
 pub mod terms;
+pub mod tools;
 pub mod units;
 pub mod walk;
 pub mod words;

@@ -3,8 +3,8 @@
 //!
 //! Three tasks share the process: a reader (stdout -> transcript, control
 //! requests, results), a writer (the only owner of stdin), and a hook worker
-//! thread that answers `hook_callback`s in arrival order with the session's
-//! [`HookHandler`].
+//! thread that answers `hook_callback`s and `mcp_message`s (the handler's
+//! in-process MCP servers) in arrival order with the session's [`HookHandler`].
 //!
 //! Decisions where the SPEC is silent:
 //! - `--safe-mode` exists in 2.1.197 and is kept for every condition: it turns
@@ -81,7 +81,11 @@ pub struct ClaudeOptions {
 
 impl ClaudeOptions {
     /// The command line; the same permissions for every condition (protocol doc 8).
+    /// The engine's MCP server is allowed too: without it 2.1.197 refuses its tools
+    /// ("requested permissions ... you haven't granted it yet"); where the
+    /// condition does not serve them, the rule names nothing.
     fn args(&self) -> Vec<String> {
+        let allowed = format!("Bash,mcp__{}", sens_engine::mcp::SERVER_NAME);
         let mut args: Vec<String> = [
             "-p",
             "--input-format",
@@ -92,7 +96,7 @@ impl ClaudeOptions {
             "--permission-mode",
             "acceptEdits",
             "--allowedTools",
-            "Bash",
+            &allowed,
             "--safe-mode",
         ]
         .map(String::from)
@@ -287,8 +291,42 @@ enum Outgoing {
 
 struct HookCall {
     request_id: String,
-    callback_id: String,
-    input: Value,
+    request: HandlerRequest,
+}
+
+/// What the CLI asks the handler.
+enum HandlerRequest {
+    Hook { callback_id: String, input: Value },
+    Mcp { server: String, message: Value },
+}
+
+impl HandlerRequest {
+    /// The control response's `response` object.
+    fn answer(&self, handler: &mut dyn HookHandler) -> Value {
+        match self {
+            HandlerRequest::Hook { callback_id, input } => handler.handle(callback_id, input),
+            HandlerRequest::Mcp { server, message } => {
+                // The CLI hands whatever comes back to its MCP client; for a
+                // notification that is an empty result, as the Python SDK answers.
+                let response = handler
+                    .mcp_message(server, message)
+                    .unwrap_or_else(|| json!({"jsonrpc": "2.0", "result": {}}));
+                json!({"mcp_response": response})
+            }
+        }
+    }
+
+    /// What it was, for a failure report.
+    fn describe(&self) -> String {
+        match self {
+            HandlerRequest::Hook { callback_id, input } => {
+                format!("{callback_id} ({})", input["hook_event_name"])
+            }
+            HandlerRequest::Mcp { server, message } => {
+                format!("mcp_message to {server} ({})", message["method"])
+            }
+        }
+    }
 }
 
 /// The way from the reader to the hook worker, with a count of the callbacks
@@ -382,7 +420,9 @@ impl ClaudeSession {
         let stderr = Arc::new(Mutex::new(String::new()));
         tokio::spawn(keep_stderr_tail(stderr_pipe, Arc::clone(&stderr)));
 
-        let registrations = handler.as_ref().map(|h| h.hook_registrations());
+        let registrations = handler
+            .as_ref()
+            .map(|h| (h.hook_registrations(), h.mcp_servers()));
         let cancelled = Arc::new(Mutex::new(HashSet::new()));
         let handler_failure = Arc::new(Mutex::new(None));
         let hooks_in_flight = Arc::new(watch::Sender::new(0));
@@ -425,8 +465,11 @@ impl ClaudeSession {
             ended: false,
         };
         let mut request = json!({"subtype": "initialize"});
-        if let Some(hooks) = registrations {
+        if let Some((hooks, mcp_servers)) = registrations {
             request["hooks"] = hooks;
+            if !mcp_servers.is_empty() {
+                request["sdkMcpServers"] = json!(mcp_servers);
+            }
         }
         session.send_request(request);
         match tokio::time::timeout(STARTUP_TIMEOUT, session.next_event(true)).await {
@@ -725,15 +768,23 @@ fn route_control_request(
         .unwrap_or_default()
         .to_string();
     let request = &message["request"];
-    let refusal = match (request["subtype"].as_str(), hooks) {
-        (Some("hook_callback"), Some(hooks)) => {
+    let text = |field: &str| request[field].as_str().unwrap_or_default().to_string();
+    let handled = match request["subtype"].as_str() {
+        Some("hook_callback") => Some(HandlerRequest::Hook {
+            callback_id: text("callback_id"),
+            input: request["input"].clone(),
+        }),
+        Some("mcp_message") => Some(HandlerRequest::Mcp {
+            server: text("server_name"),
+            message: request["message"].clone(),
+        }),
+        _ => None,
+    };
+    let refusal = match (handled, hooks) {
+        (Some(request), Some(hooks)) => {
             let call = HookCall {
                 request_id: request_id.clone(),
-                callback_id: request["callback_id"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                input: request["input"].clone(),
+                request,
             };
             // When the handler has failed, the call stays unanswered on purpose: an
             // error answer would let the tool run, silence makes the CLI block it
@@ -744,10 +795,10 @@ fn route_control_request(
             }
             return;
         }
-        (Some("hook_callback"), None) => "no hook handler in this session".to_string(),
-        (subtype, _) => format!(
+        (Some(_), None) => "no hook handler in this session".to_string(),
+        (None, _) => format!(
             "sens-bench does not answer control requests of subtype {}",
-            subtype.unwrap_or("(none)")
+            request["subtype"].as_str().unwrap_or("(none)")
         ),
     };
     // An unanswered request would stall the CLI until its timeout; say no instead.
@@ -781,7 +832,7 @@ fn answer_hook(
     failure: &Mutex<Option<String>>,
 ) {
     let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        handler.handle(&call.callback_id, &call.input)
+        call.request.answer(handler)
     }));
     let output = match handled {
         Ok(output) => output,
@@ -792,8 +843,8 @@ fn answer_hook(
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic without a message".to_string());
             *lock(failure) = Some(format!(
-                "the hook handler panicked on {} ({}): {message}",
-                call.callback_id, call.input["hook_event_name"]
+                "the hook handler panicked on {}: {message}",
+                call.request.describe()
             ));
             return;
         }
@@ -832,7 +883,7 @@ mod tests {
         let joined = args.join(" ");
         assert!(joined.starts_with(
             "-p --input-format stream-json --output-format stream-json --verbose \
-             --permission-mode acceptEdits --allowedTools Bash --safe-mode"
+             --permission-mode acceptEdits --allowedTools Bash,mcp__sens --safe-mode"
         ));
         assert!(joined.contains("--model claude-sonnet-4-5"));
         assert!(!joined.contains("--effort"));

@@ -1,6 +1,8 @@
 //! C2's hook handler: the engine's hook session answering the CLI's callbacks
-//! in process (SPEC 2.6). The session already speaks the CLI's hook JSON; this
-//! lets the driver hold it as a [`HookHandler`] and builds it for a workspace.
+//! in process (SPEC 2.6), and under `mcp_tools` (C3) its query tools as the SDK
+//! MCP server `sens`. The session already speaks the CLI's hook JSON and MCP's
+//! JSON-RPC; this lets the driver hold it as a [`HookHandler`] and builds it for
+//! a workspace.
 
 use std::path::Path;
 
@@ -20,22 +22,33 @@ impl HookHandler for Session {
     fn handle(&mut self, callback_id: &str, input: &Value) -> Value {
         Session::handle(self, callback_id, input)
     }
+
+    fn mcp_servers(&self) -> Vec<String> {
+        Session::mcp_servers(self)
+    }
+
+    fn mcp_message(&mut self, _server: &str, message: &Value) -> Option<Value> {
+        Session::mcp_message(self, message)
+    }
 }
 
 /// The C2 hook handler for `workspace` (a git repository): the engine, with the
 /// index of the workspace as it stands and the condition's rules, inside a hook
 /// session whose ledger is appended to `ledger` (outside the workspace, or under
-/// its `.sens/`). Pass it to [`super::claude::ClaudeSession::start`].
+/// its `.sens/`), serving its query tools when `tools`. Pass it to
+/// [`super::claude::ClaudeSession::start`].
 pub fn engine_handler(
     workspace: &Path,
     ledger: &Path,
     rules: RuleConfig,
+    tools: bool,
 ) -> anyhow::Result<Session> {
     let rules_digest = rules.digest();
     let engine = Engine::open(workspace, rules)
         .with_context(|| format!("indexing the workspace {}", workspace.display()))?;
     let mut options = SessionOptions::new(ledger.to_path_buf());
     options.rules_digest = rules_digest;
+    options.tools = tools;
     Session::new(workspace, Box::new(engine), options).with_context(|| {
         format!(
             "starting the engine's hook session in {}",

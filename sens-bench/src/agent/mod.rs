@@ -28,6 +28,22 @@ pub trait HookHandler: Send {
 
     /// The hook-output object for one `hook_callback` (`{}` for no opinion).
     fn handle(&mut self, callback_id: &str, input: &serde_json::Value) -> serde_json::Value;
+
+    /// The in-process MCP servers it answers: the `sdkMcpServers` of `initialize`.
+    fn mcp_servers(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The JSON-RPC response to one message the CLI sends `server` (an
+    /// `mcp_message` control request); `None` for a notification. Called only for
+    /// the servers of [`HookHandler::mcp_servers`].
+    fn mcp_message(
+        &mut self,
+        _server: &str,
+        _message: &serde_json::Value,
+    ) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// Token counts of the CLI's `result` message; the run record's `tokens`.

@@ -12,7 +12,7 @@ use crate::agent::claude::{AgentError, TurnResult};
 use crate::exec::{self, CommandLine, Status};
 use crate::jsonl;
 use crate::measure::integrity;
-use crate::measure::ledger::{HookCounts, hook_counts, read_ledger};
+use crate::measure::ledger::{HookCounts, hook_counts, read_ledger, tool_calls};
 use crate::measure::outcomes::{OutcomeCounts, classify};
 use crate::measure::{self, Inputs};
 use crate::record::{Integrity, RunRecord};
@@ -86,6 +86,7 @@ pub(super) fn grade(
         let lines = read_ledger(ledger).map_err(Stop::infra)?;
         record.hooks = hook_counts(&lines);
         record.outcomes = OutcomeCounts::of(&classify(&lines));
+        record.tool_calls = tool_calls(&lines);
     } else {
         record.hooks = HookCounts::default();
     }

@@ -1,6 +1,7 @@
 //! Play, the second stage of an attempt: the agent's session on the prepared
-//! copy (C1/C2: the Canon appended to the system prompt; C2: the engine answers
-//! the hooks; `oracle` and `script:` agents: the scripted model server).
+//! copy (C1/C2/C3: the Canon appended to the system prompt; C2/C3: the engine
+//! answers the hooks; C3: it serves its query tools too; `oracle` and `script:`
+//! agents: the scripted model server).
 
 use std::path::Path;
 use std::time::Duration;
@@ -73,12 +74,19 @@ impl BatchFolder {
                 base_url: server.base_url(),
                 api_key: "scripted".into(),
             }),
-            append_system_prompt: condition.canon.then(|| sens_engine::CANON.to_string()),
+            append_system_prompt: condition
+                .canon
+                .then(|| sens_engine::canon(condition.mcp_tools)),
             env: input.env.to_vec(),
             transcript: input.dir.join("transcript.jsonl"),
         };
         let handler: Option<Box<dyn HookHandler>> = if condition.engine {
-            let session = engine_handler(input.root, ledger, condition.rule_config.clone())?;
+            let session = engine_handler(
+                input.root,
+                ledger,
+                condition.rule_config.clone(),
+                condition.mcp_tools,
+            )?;
             Some(Box::new(session))
         } else {
             None

@@ -1,12 +1,15 @@
 //! The hook ledger (`hooks.jsonl`) read back: each line parsed once into a typed
 //! line (the engine's own [`Verdict`]), and the record's hook counts from them:
 //! `deny`, `block` and `paused` verdicts, and the suggestions every callback
-//! gave. Engine errors stay in the ledger only.
+//! gave; and its calls of the engine's query tools per tool. Engine errors stay
+//! in the ledger only.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context;
 use sens_engine::finding::Finding;
+use sens_engine::session::TOOL_CALL_EVENT;
 use sens_engine::session::ledger::Verdict;
 use serde::{Deserialize, Serialize};
 
@@ -79,6 +82,17 @@ pub fn hook_counts(lines: &[LedgerLine]) -> HookCounts {
     counts
 }
 
+/// The agent's calls of the engine's query tools that reached the engine
+/// (answered or failed), per tool; none without them.
+pub fn tool_calls(lines: &[LedgerLine]) -> BTreeMap<String, u64> {
+    let mut calls = BTreeMap::new();
+    for line in lines.iter().filter(|l| l.event == TOOL_CALL_EVENT) {
+        let tool = line.tool.clone().unwrap_or_default();
+        *calls.entry(tool).or_default() += 1;
+    }
+    calls
+}
+
 /// The verdict compared: `paused` is a block; an engine `error` is what it
 /// answered (a deny before a tool, a block at a Stop, nothing after a tool).
 pub fn normalized(event: &str, verdict: Verdict) -> Verdict {
@@ -117,8 +131,18 @@ mod tests {
             r#"{"seq":5,"event":"Stop","verdict":"block"}"#,
             r#"{"seq":6,"event":"Stop","verdict":"paused"}"#,
             r#"{"seq":7,"event":"PreToolUse","verdict":"error","error":"x"}"#,
+            r#"{"seq":8,"event":"ToolCall","tool":"find_symbol","verdict":"answer"}"#,
+            r#"{"seq":9,"event":"PreToolUse","tool":"mcp__sens__find_symbol","verdict":"allow"}"#,
+            r#"{"seq":10,"event":"ToolCall","tool":"find_symbol","verdict":"error"}"#,
+            r#"{"seq":11,"event":"ToolCall","tool":"already_exists","verdict":"answer"}"#,
         ];
         std::fs::write(&ledger, lines.join("\n") + "\n").unwrap();
+        let calls = tool_calls(&read_ledger(&ledger).unwrap());
+        let expected = [
+            ("already_exists".to_string(), 1),
+            ("find_symbol".to_string(), 2),
+        ];
+        assert_eq!(calls, BTreeMap::from(expected));
         let counts = hook_counts(&read_ledger(&ledger).unwrap());
         assert_eq!(
             counts,

@@ -125,6 +125,8 @@ pub struct HookRow {
     pub counts: HookCounts,
     /// What the agent did after the condition's denials and blocks.
     pub outcomes: OutcomeCounts,
+    /// Calls of the engine's query tools, per tool (see `RunRecord::tool_calls`).
+    pub tool_calls: BTreeMap<String, u64>,
 }
 
 /// Everything a report shows. Records are in a canonical order (task, condition,
@@ -286,6 +288,7 @@ pub fn hook_sums<'a>(records: impl Iterator<Item = &'a RunRecord>) -> Vec<HookRo
             runs: 0,
             counts: HookCounts::default(),
             outcomes: OutcomeCounts::default(),
+            tool_calls: BTreeMap::new(),
         });
         row.runs += 1;
         row.counts.denials += run.hooks.denials;
@@ -293,6 +296,9 @@ pub fn hook_sums<'a>(records: impl Iterator<Item = &'a RunRecord>) -> Vec<HookRo
         row.counts.pauses += run.hooks.pauses;
         row.counts.suggestions += run.hooks.suggestions;
         row.outcomes.merge(&run.outcomes);
+        for (tool, n) in &run.tool_calls {
+            *row.tool_calls.entry(tool.clone()).or_default() += n;
+        }
     }
     rows.into_values().collect()
 }

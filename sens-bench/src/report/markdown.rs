@@ -17,6 +17,7 @@ impl Exporter<Analysis> for Markdown {
         differences(&mut out, a)?;
         fisher(&mut out, a)?;
         hooks(&mut out, a)?;
+        tool_calls(&mut out, a)?;
         integrity(&mut out, a)?;
         failed(&mut out, a)?;
         manifest(&mut out, a)?;
@@ -233,6 +234,42 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
         "suggestions",
     ];
     head.extend(Outcome::ALL.map(Outcome::as_str));
+    table(out, &head, &rows)
+}
+
+/// The query tools' calls per condition; only in a batch where an agent called one.
+fn tool_calls(out: &mut String, a: &Analysis) -> std::fmt::Result {
+    let mut tools: Vec<&str> = a
+        .hooks
+        .iter()
+        .flat_map(|h| h.tool_calls.keys().map(String::as_str))
+        .collect();
+    tools.sort_unstable();
+    tools.dedup();
+    if tools.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "## Query tools\n")?;
+    writeln!(
+        out,
+        "Calls of the engine's query tools that reached the engine, summed over every run of \
+         a condition (conditions with `mcp_tools`; elsewhere the CLI has no such tool).\n"
+    )?;
+    let rows: Vec<Vec<String>> = a
+        .hooks
+        .iter()
+        .map(|h| {
+            let calls = tools
+                .iter()
+                .map(|t| h.tool_calls.get(*t).copied().unwrap_or(0));
+            [h.condition.clone(), h.runs.to_string()]
+                .into_iter()
+                .chain(calls.map(|n| n.to_string()))
+                .collect()
+        })
+        .collect();
+    let mut head = vec!["condition", "runs"];
+    head.extend(&tools);
     table(out, &head, &rows)
 }
 

@@ -17,6 +17,11 @@ pub struct Condition {
     pub canon: bool,
     /// Answer the agent's hooks with the Sens engine in process.
     pub engine: bool,
+    /// Serve the engine's query tools (`already_exists`, `find_symbol`) to the
+    /// agent as the in-process MCP server `sens`; needs `engine`. The Canon
+    /// mentions them only here.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mcp_tools: bool,
     /// A rules file for the engine, relative to the conditions file (default:
     /// the default rules), so a batch can compare two rule sets as two conditions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,6 +60,16 @@ impl Conditions {
         if map.is_empty() {
             bail!(
                 "no condition is defined: add a table such as [C0] with description, canon, engine"
+            );
+        }
+        if let Some(name) = map
+            .iter()
+            .find(|(_, c)| c.mcp_tools && !c.engine)
+            .map(|(n, _)| n)
+        {
+            bail!(
+                "[{name}] field `mcp_tools`: the tools are served by the engine's session, so \
+                 mcp_tools = true needs engine = true"
             );
         }
         Ok(Self(map))
@@ -98,14 +113,43 @@ mod tests {
     }
 
     #[test]
-    fn the_shipped_file_defines_c0_c1_c2() {
+    fn the_shipped_file_defines_c0_to_c3() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/conditions.toml");
         let conditions = Conditions::load(&path).expect("the shipped conditions parse");
         let picked = conditions
-            .select(&names(&["C0", "C1", "C2"]))
-            .expect("all three exist");
-        let flags: Vec<(bool, bool)> = picked.iter().map(|(_, c)| (c.canon, c.engine)).collect();
-        assert_eq!(flags, [(false, false), (true, false), (true, true)]);
+            .select(&names(&["C0", "C1", "C2", "C3"]))
+            .expect("all four exist");
+        let flags: Vec<(bool, bool, bool)> = picked
+            .iter()
+            .map(|(_, c)| (c.canon, c.engine, c.mcp_tools))
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                (false, false, false),
+                (true, false, false),
+                (true, true, false),
+                (true, true, true)
+            ]
+        );
+    }
+
+    #[test]
+    fn tools_need_the_engine_and_leave_other_conditions_digests_alone() {
+        let text = "[T]\ndescription = \"x\"\ncanon = true\nengine = false\nmcp_tools = true\n";
+        let err = format!("{:#}", Conditions::parse(text).unwrap_err());
+        assert!(
+            err.contains("[T] field `mcp_tools`") && err.contains("engine = true"),
+            "{err}"
+        );
+        // Written only when set, so conditions without it keep their digests.
+        let c2 = "[C2]\ndescription = \"x\"\ncanon = true\nengine = true\n";
+        let parsed = Conditions::parse(c2)
+            .unwrap()
+            .select(&names(&["C2"]))
+            .unwrap();
+        let written = toml::to_string(&parsed[0].1).unwrap();
+        assert!(!written.contains("mcp_tools"), "{written}");
     }
 
     #[test]

@@ -17,7 +17,11 @@
 //!   and the turn awaits a human decision (nothing approved);
 //! - `error`: the engine failed; `error` says how and `output` what was answered
 //!   (a deny for PreToolUse, a block or pause for Stop, nothing otherwise);
-//! - `approved`: a human approved the current state (`approve_by_human`).
+//! - `approved`: a human approved the current state (`approve_by_human`);
+//! - `answer`: one of the engine's query tools answered (event `ToolCall`,
+//!   `tool` its name, `input` `{tool_name, tool_input, tool_use_id}`, `output`
+//!   the answer;
+//!   a call that fails is an `error` line).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -42,6 +46,7 @@ pub enum Verdict {
     Paused,
     Error,
     Approved,
+    Answer,
 }
 
 /// One ledger line. Its field names are a stable format: readers outside the

@@ -23,12 +23,16 @@ use serde_json::{Value, json};
 
 use crate::finding::{Finding, NewUnit, Suggestion};
 use crate::judge::Judge;
+use crate::mcp;
+use crate::tools::ToolError;
 use checkpoint::{Checkpoint, Checkpoints};
 use ledger::{Entry, Ledger, Verdict};
 use protect::{PROTECTED_DESCRIPTION, is_protected};
 
 /// The rule id of a finding that one of the engine's paths changed.
 pub const PROTECTED_RULE: &str = "protected";
+/// The ledger event of a query tool's call (see [`Session::call_tool`]).
+pub const TOOL_CALL_EVENT: &str = "ToolCall";
 /// Failing Stop rounds in one turn before the agent may stop, paused.
 pub const DEFAULT_MAX_STOP_ROUNDS: u32 = 3;
 /// Seconds the CLI waits for an answer before it cancels (and blocks the tool).
@@ -43,6 +47,9 @@ pub struct SessionOptions {
     /// `RuleConfig::digest` of the judge's rules, written on every ledger line so
     /// a replay knows which rules made each decision (default: the defaults').
     pub rules_digest: String,
+    /// Serve the engine's query tools ([`crate::tools`]) to the agent as the MCP
+    /// server [`crate::mcp::SERVER_NAME`] (condition option `mcp_tools`).
+    pub tools: bool,
 }
 
 impl SessionOptions {
@@ -52,6 +59,7 @@ impl SessionOptions {
             rules_digest: crate::config::RuleConfig::default().digest(),
             hook_timeout_secs: DEFAULT_HOOK_TIMEOUT_SECS,
             max_stop_rounds: DEFAULT_MAX_STOP_ROUNDS,
+            tools: false,
         }
     }
 }
@@ -256,6 +264,60 @@ impl Session {
                 self.failure(event, input, &message).output
             }
         }
+    }
+
+    /// The in-process MCP servers the session answers (the `sdkMcpServers` of
+    /// the CLI's `initialize`): [`mcp::SERVER_NAME`] when it serves its tools.
+    pub fn mcp_servers(&self) -> Vec<String> {
+        if self.options.tools {
+            vec![mcp::SERVER_NAME.to_string()]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Answers one JSON-RPC message to the session's MCP server; `None` for a
+    /// notification.
+    pub fn mcp_message(&mut self, message: &Value) -> Option<Value> {
+        mcp::respond(message, |name, arguments, tool_use_id| {
+            self.call_tool(name, arguments, tool_use_id)
+        })
+    }
+
+    /// Answers one call of the engine's query tools on the judge's index as the
+    /// last rescan left it, written to the ledger (event [`TOOL_CALL_EVENT`],
+    /// verdict `answer`, or `error` with why) like every callback, with the
+    /// agent's `tool_use_id` when the CLI gave it. A session that does not serve
+    /// its tools knows none.
+    pub fn call_tool(
+        &mut self,
+        name: &str,
+        arguments: &Value,
+        tool_use_id: Option<&str>,
+    ) -> Result<Value, ToolError> {
+        let started = Instant::now();
+        let approved_before = self.approved.map(|c| c.tree);
+        let mut input = json!({"tool_name": name, "tool_input": arguments});
+        if let Some(id) = tool_use_id {
+            input["tool_use_id"] = json!(id);
+        }
+        let answered = if self.options.tools {
+            self.judged_tree()
+                .map_err(ToolError::Engine)
+                .and_then(|tree| Ok((tree, self.judge.tool(name, arguments)?)))
+        } else {
+            Err(ToolError::Unknown(name.to_string()))
+        };
+        let outcome = match &answered {
+            Ok((tree, answer)) => Outcome::new(Verdict::Answer, answer.clone(), *tree),
+            Err(e) => {
+                let mut outcome = Outcome::new(Verdict::Error, json!({}), self.last_look);
+                outcome.error = Some(e.to_string());
+                outcome
+            }
+        };
+        self.write_ledger(TOOL_CALL_EVENT, &input, approved_before, &outcome, started)?;
+        answered.map(|(_, answer)| answer)
     }
 
     fn write_ledger(
