@@ -17,7 +17,8 @@
 //!   and the turn awaits a human decision (nothing approved);
 //! - `error`: the engine failed; `error` says how and `output` what was answered
 //!   (a deny for PreToolUse, a block or pause for Stop, nothing otherwise);
-//! - `approved`: a human approved the current state (`approve_by_human`).
+//! - `approved`: a human approved the current state (`approve_by_human`);
+//! - `rejected`: a human restored the approved state (`reject_by_human`).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -42,6 +43,7 @@ pub enum Verdict {
     Paused,
     Error,
     Approved,
+    Rejected,
 }
 
 /// One ledger line. Its field names are a stable format: readers outside the
