@@ -31,11 +31,25 @@ pub fn engine_handler(
     ledger: &Path,
     rules: RuleConfig,
 ) -> anyhow::Result<Session> {
-    let rules_digest = rules.digest();
-    let engine = Engine::open(workspace, rules)
-        .with_context(|| format!("indexing the workspace {}", workspace.display()))?;
+    let engine = open_engine(workspace, &rules)?;
+    engine_session(workspace, ledger, &rules, engine)
+}
+
+/// The engine with the index of `workspace` as it stands.
+pub fn open_engine(workspace: &Path, rules: &RuleConfig) -> anyhow::Result<Engine> {
+    Engine::open(workspace, rules.clone())
+        .with_context(|| format!("indexing the workspace {}", workspace.display()))
+}
+
+/// The hook session around `engine` (opened on `workspace` with `rules`).
+pub fn engine_session(
+    workspace: &Path,
+    ledger: &Path,
+    rules: &RuleConfig,
+    engine: Engine,
+) -> anyhow::Result<Session> {
     let mut options = SessionOptions::new(ledger.to_path_buf());
-    options.rules_digest = rules_digest;
+    options.rules_digest = rules.digest();
     Session::new(workspace, Box::new(engine), options).with_context(|| {
         format!(
             "starting the engine's hook session in {}",

@@ -306,7 +306,10 @@ impl Checkpoints {
             .and_then(|m| m.strip_prefix(CHECKPOINT_MESSAGE))
             .and_then(|n| n.parse().ok())
             .with_context(|| {
-                format!("{APPROVED_REF} points at {}, which is no sens checkpoint", commit.id())
+                format!(
+                    "{APPROVED_REF} points at {}, which is no sens checkpoint",
+                    commit.id()
+                )
             })?;
         Ok(Some(Checkpoint {
             number,
@@ -334,7 +337,10 @@ impl Checkpoints {
     /// (a snapshot): files that differ are rewritten from `to`, files `to` lacks
     /// are removed. Nothing else is touched: ignored files, `.sens/`, the index.
     pub fn restore(&self, from: Oid, to: Oid) -> anyhow::Result<()> {
-        let target = self.repo.find_tree(to).context("finding the tree to restore")?;
+        let target = self
+            .repo
+            .find_tree(to)
+            .context("finding the tree to restore")?;
         for (path, _, wanted) in self.deltas(from, to)? {
             let file = self.root.join(&path);
             let Some(blob) = wanted else {
