@@ -32,7 +32,7 @@ pub fn engine_handler(
     rules: RuleConfig,
 ) -> anyhow::Result<Session> {
     let engine = open_engine(workspace, &rules)?;
-    engine_session(workspace, ledger, &rules, engine)
+    engine_session(workspace, engine, session_options(ledger, &rules))
 }
 
 /// The engine with the index of `workspace` as it stands.
@@ -41,15 +41,19 @@ pub fn open_engine(workspace: &Path, rules: &RuleConfig) -> anyhow::Result<Engin
         .with_context(|| format!("indexing the workspace {}", workspace.display()))
 }
 
-/// The hook session around `engine` (opened on `workspace` with `rules`).
-pub fn engine_session(
-    workspace: &Path,
-    ledger: &Path,
-    rules: &RuleConfig,
-    engine: Engine,
-) -> anyhow::Result<Session> {
+/// The session's options for a ledger and the rules the engine judges with.
+pub fn session_options(ledger: &Path, rules: &RuleConfig) -> SessionOptions {
     let mut options = SessionOptions::new(ledger.to_path_buf());
     options.rules_digest = rules.digest();
+    options
+}
+
+/// The hook session around `engine` (opened on `workspace`).
+pub fn engine_session(
+    workspace: &Path,
+    engine: Engine,
+    options: SessionOptions,
+) -> anyhow::Result<Session> {
     Session::new(workspace, Box::new(engine), options).with_context(|| {
         format!(
             "starting the engine's hook session in {}",

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::Project;
 use super::protocol::{Reply, Request, receive, send};
-use crate::agent::engine::{engine_session, open_engine};
+use crate::agent::engine::{engine_session, open_engine, session_options};
 use crate::sync::lock;
 
 /// How long a connected client may take to send its request.
@@ -56,7 +56,9 @@ pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::R
     let engine = open_engine(&project.root, rules)?;
     let index_files = engine.index().files().count();
     let index_units = engine.index().units().count();
-    let mut session = engine_session(&project.root, &project.ledger(), rules, engine)?;
+    let mut options = session_options(&project.ledger(), rules);
+    options.human_decision = Some(decision_note(&project.root));
+    let mut session = engine_session(&project.root, engine, options)?;
     session.resume()?;
     // Left by an engine that was killed: the lock says none is running.
     remove_if_present(&socket)?;
@@ -127,7 +129,7 @@ fn exit_when_idle(resident: &Mutex<Resident>, idle: Duration) {
 impl Resident {
     fn answer(&mut self, request: Request) -> Reply {
         let result = match request {
-            Request::Hook { input } => Ok(self.hook(&input)),
+            Request::Hook { input } => Ok(self.session.handle_input(&input)),
             Request::Approve => self.session.approve_by_human().and_then(|()| self.status()),
             Request::Reject => self
                 .session
@@ -136,23 +138,6 @@ impl Resident {
             Request::Status => self.status(),
         };
         result.map_err(|err| format!("{err:#}"))
-    }
-
-    /// The session's answer; a pause also tells the person what is unapproved
-    /// and how to decide it.
-    fn hook(&mut self, input: &Value) -> Value {
-        let mut output = self.session.handle_input(input);
-        let event = input.get("hook_event_name").and_then(Value::as_str);
-        if matches!(event, Some("Stop" | "SubagentStop")) && self.session.awaiting_human() {
-            let unapproved = self
-                .session
-                .unapproved_paths()
-                .unwrap_or_else(|err| vec![format!("(cannot list them: {err:#})")]);
-            if let Some(Value::String(message)) = output.get_mut("systemMessage") {
-                message.push_str(&pause_note(&self.project.root, &unapproved));
-            }
-        }
-        output
     }
 
     fn status(&mut self) -> anyhow::Result<Value> {
@@ -172,17 +157,15 @@ impl Resident {
     }
 }
 
-/// What a paused turn adds for the person: the unapproved files and the two
-/// commands that decide them.
-fn pause_note(root: &Path, unapproved: &[String]) -> String {
+/// How the person decides a paused turn: the two commands, for this project.
+fn decision_note(root: &Path) -> String {
     let dir = shlex::try_quote(&root.to_string_lossy())
         .map(|quoted| quoted.into_owned())
         .unwrap_or_else(|_| root.display().to_string());
     format!(
-        "\nUnapproved since the last approved state: {}.\nDecide: `sens-bench engine approve {dir}` \
-         makes it the approved state; `sens-bench engine reject {dir}` restores the approved state \
-         (after asking; the rejected state is kept under refs/sens/rejected/).",
-        unapproved.join(", ")
+        "Decide: `sens-bench engine approve {dir}` makes it the approved state; \
+         `sens-bench engine reject {dir}` restores the approved state (after asking; the \
+         rejected state is kept under refs/sens/rejected/)."
     )
 }
 
@@ -191,12 +174,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_pause_names_the_files_and_both_commands_with_the_folder_quoted() {
-        let note = pause_note(
-            Path::new("/tmp/my project"),
-            &["src/a.py".into(), "b.py".into()],
-        );
-        assert!(note.contains("src/a.py, b.py"), "{note}");
+    fn the_decision_names_both_commands_with_the_folder_quoted() {
+        let note = decision_note(Path::new("/tmp/my project"));
         assert!(
             note.contains("`sens-bench engine approve '/tmp/my project'`"),
             "{note}"

@@ -43,6 +43,9 @@ pub struct SessionOptions {
     /// `RuleConfig::digest` of the judge's rules, written on every ledger line so
     /// a replay knows which rules made each decision (default: the defaults').
     pub rules_digest: String,
+    /// How a human decides a paused turn (the commands to run). When set, a
+    /// pause also lists the files that differ from the approved point.
+    pub human_decision: Option<String>,
 }
 
 impl SessionOptions {
@@ -52,6 +55,7 @@ impl SessionOptions {
             rules_digest: crate::config::RuleConfig::default().digest(),
             hook_timeout_secs: DEFAULT_HOOK_TIMEOUT_SECS,
             max_stop_rounds: DEFAULT_MAX_STOP_ROUNDS,
+            human_decision: None,
         }
     }
 }
@@ -565,19 +569,28 @@ impl Session {
     fn failed_round(&mut self, event: Event, input: &Value, reason: String) -> (Verdict, Value) {
         let rounds = self.stop_rounds.entry(agent_key(input)).or_insert(0);
         *rounds += 1;
-        if *rounds < self.options.max_stop_rounds {
+        let rounds = *rounds;
+        if rounds < self.options.max_stop_rounds {
             return (
                 Verdict::Block,
                 json!({"decision": "block", "reason": reason}),
             );
         }
         self.awaiting_human = true;
-        let message = format!(
-            "Sens: the {} audit failed {} times in this turn; the turn is paused, awaiting a \
-             human decision. Nothing was approved.\n{reason}",
-            event.name(),
-            *rounds
+        let mut message = format!(
+            "Sens: the {} audit failed {rounds} times in this turn; the turn is paused, awaiting \
+             a human decision. Nothing was approved.\n{reason}",
+            event.name()
         );
+        if let Some(decide) = self.options.human_decision.clone() {
+            let unapproved = self
+                .unapproved_paths()
+                .map(|paths| paths.join(", "))
+                .unwrap_or_else(|e| format!("(cannot list them: {e:#})"));
+            message.push_str(&format!(
+                "\nUnapproved since the last approved state: {unapproved}.\n{decide}"
+            ));
+        }
         (Verdict::Paused, json!({"systemMessage": message}))
     }
 
