@@ -404,3 +404,43 @@ fn an_engine_that_cannot_start_or_does_not_answer_gets_the_blocking_answer() {
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("in time"));
 }
+
+#[test]
+fn reject_asks_then_restores_the_approved_files_and_keeps_the_rejected_state() {
+    let project = Project::new();
+    assert!(project.sens(&["engine", "approve"]).status.success());
+    let util = project.root().join("src/util.py");
+    let original = std::fs::read_to_string(&util).unwrap();
+    std::fs::write(&util, "changed = True\n").unwrap();
+    std::fs::write(project.root().join("src/new.py"), "added = True\n").unwrap();
+
+    let mut refused = Command::new(SENS)
+        .args(["engine", "reject"])
+        .arg(project.root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut refused.stdin.take().unwrap(), b"n\n").unwrap();
+    let refused = refused.wait_with_output().unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stdout).contains("src/new.py"));
+    assert_eq!(std::fs::read_to_string(&util).unwrap(), "changed = True\n");
+
+    assert!(
+        project
+            .sens(&["engine", "reject", "--yes"])
+            .status
+            .success()
+    );
+    assert_eq!(std::fs::read_to_string(&util).unwrap(), original);
+    assert!(!project.root().join("src/new.py").exists());
+    assert_eq!(
+        git(
+            &project.root(),
+            &["show", "refs/sens/rejected/1:src/new.py"]
+        ),
+        "added = True\n"
+    );
+    assert_eq!(project.ledger().last().unwrap().verdict, Verdict::Rejected);
+}
