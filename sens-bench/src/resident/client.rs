@@ -14,8 +14,8 @@ use anyhow::{Context, anyhow, bail, ensure};
 use sens_engine::session::checkpoint::Checkpoints;
 use serde_json::Value;
 
-use super::Project;
 use super::protocol::{Reply, Request, receive, send};
+use super::{Project, shell_quoted};
 use crate::measure::ledger::{LedgerLine, read_ledger};
 
 /// Exit code of a command hook that blocks (the CLI shows its stderr).
@@ -93,17 +93,12 @@ fn answer_budget(timeout: Duration) -> Duration {
 }
 
 fn unreachable_message(dir: Option<&Path>, err: &anyhow::Error) -> String {
-    let dir = dir.map_or_else(|| "DIR".to_string(), |d| quoted(d));
+    let dir = dir.map_or_else(|| "DIR".to_string(), shell_quoted);
     format!(
         "Sens blocked this because its engine could not answer ({err:#}). To see why, start the \
          engine in a terminal with `sens-bench engine serve {dir}`; to disable Sens, run \
          `sens-bench engine uninstall {dir}`."
     )
-}
-
-fn quoted(path: &Path) -> String {
-    let text = path.to_string_lossy();
-    shlex::try_quote(&text).map_or_else(|_| text.to_string(), |q| q.into_owned())
 }
 
 /// Sends `request` to the project's engine, starting it if none answers, and

@@ -98,3 +98,9 @@ impl Project {
         Ok(dir)
     }
 }
+
+/// `path` as one shell word, for the commands the engine tells the person to run.
+fn shell_quoted(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    shlex::try_quote(&text).map_or_else(|_| text.to_string(), |q| q.into_owned())
+}

@@ -15,8 +15,8 @@ use sens_engine::config::RuleConfig;
 use sens_engine::session::Session;
 use serde_json::{Value, json};
 
-use super::Project;
 use super::protocol::{Reply, Request, receive, send};
+use super::{Project, shell_quoted};
 use crate::agent::engine::{engine_session, open_engine, session_options};
 use crate::sync::lock;
 
@@ -159,9 +159,7 @@ impl Resident {
 
 /// How the person decides a paused turn: the two commands, for this project.
 fn decision_note(root: &Path) -> String {
-    let dir = shlex::try_quote(&root.to_string_lossy())
-        .map(|quoted| quoted.into_owned())
-        .unwrap_or_else(|_| root.display().to_string());
+    let dir = shell_quoted(root);
     format!(
         "Decide: `sens-bench engine approve {dir}` makes it the approved state; \
          `sens-bench engine reject {dir}` restores the approved state (after asking; the \
