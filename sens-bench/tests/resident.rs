@@ -363,10 +363,14 @@ fn a_settings_file_that_is_not_json_is_refused_with_its_path_and_left_untouched(
 }
 
 fn hook(dir: &Path, timeout_secs: &str) -> Output {
+    hook_with(dir, &["--timeout-secs", timeout_secs])
+}
+
+fn hook_with(dir: &Path, options: &[&str]) -> Output {
     let mut child = Command::new(SENS)
         .args(["engine", "hook"])
         .arg(dir)
-        .args(["--timeout-secs", timeout_secs])
+        .args(options)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -443,4 +447,23 @@ fn reject_asks_then_restores_the_approved_files_and_keeps_the_rejected_state() {
         "added = True\n"
     );
     assert_eq!(project.ledger().last().unwrap().verdict, Verdict::Rejected);
+}
+
+#[test]
+fn one_engine_serves_a_project_and_exits_after_its_idle_time() {
+    let project = Project::new();
+    let first = hook_with(&project.root(), &["--idle-secs", "2"]);
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    assert_eq!(first.stdout, b"{}\n", "a plain write draws no objection");
+    let pid = project.engine_pid();
+    let again = hook_with(&project.root(), &["--idle-secs", "2"]);
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(project.engine_pid(), pid, "the running engine answered");
+    let socket = project.root().join(".sens/engine.sock");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&socket).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "only the person may connect");
+    common::wait_until_ended(&pid);
+    assert!(!socket.exists(), "the idle exit removes its socket");
+    assert!(!project.root().join(".sens/engine.pid").exists());
 }

@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::BufReader;
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::process::ExitCode;
@@ -64,6 +65,9 @@ pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::R
     remove_if_present(&socket)?;
     let listener = UnixListener::bind(&socket)
         .with_context(|| format!("cannot listen on {}", socket.display()))?;
+    // Only the person may connect: a connection can approve.
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot restrict {}", socket.display()))?;
     let pid_file = project.pid_file();
     std::fs::write(&pid_file, format!("{}\n", std::process::id()))
         .with_context(|| format!("cannot write {}", pid_file.display()))?;
