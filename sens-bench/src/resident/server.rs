@@ -2,7 +2,7 @@
 //! project, answering requests on `.sens/engine.sock` one at a time, and
 //! exiting once no request came for the idle time.
 
-use std::fs::File;
+use std::fs::{File, TryLockError};
 use std::io::BufReader;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -46,12 +46,18 @@ pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::R
     let lock_path = project.lock();
     let lock_file = File::create(&lock_path)
         .with_context(|| format!("cannot open the engine's lock {}", lock_path.display()))?;
-    if lock_file.try_lock().is_err() {
-        eprintln!(
-            "sens: another engine already serves {}",
-            project.root.display()
-        );
-        return Ok(ExitCode::SUCCESS);
+    match lock_file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            eprintln!(
+                "sens: another engine already serves {}",
+                project.root.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(TryLockError::Error(err)) => {
+            return Err(err).with_context(|| format!("cannot lock {}", lock_path.display()));
+        }
     }
     let socket = project.socket()?;
     let engine = open_engine(&project.root, rules)?;
