@@ -575,6 +575,50 @@ mod tests {
         Ok(dir)
     }
 
+    #[test]
+    fn restore_brings_back_contents_modes_and_links_and_removes_added_files() -> anyhow::Result<()>
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = repo_with_files()?;
+        let root = dir.path();
+        let run = root.join("run.sh");
+        std::fs::write(&run, "echo hi\n")?;
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o755))?;
+        std::os::unix::fs::symlink("kept.txt", root.join("link"))?;
+        let mut checkpoints = Checkpoints::open(root)?;
+        assert_eq!(checkpoints.approved()?, None);
+        let approved_tree = checkpoints.snapshot()?;
+        let approved = checkpoints.checkpoint(approved_tree)?;
+        checkpoints.mark_approved(&approved)?;
+        assert_eq!(Checkpoints::open(root)?.approved()?, Some(approved));
+
+        std::fs::write(root.join("edited.txt"), "new\n")?;
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o644))?;
+        std::fs::remove_file(root.join("link"))?;
+        std::fs::write(root.join("added.txt"), "added\n")?;
+        std::fs::write(root.join("build.log"), "ignored\n")?;
+        let rejected = checkpoints.snapshot()?;
+        assert_eq!(checkpoints.keep_rejected(rejected)?, "refs/sens/rejected/1");
+        checkpoints.restore(rejected, approved_tree)?;
+
+        assert_eq!(checkpoints.snapshot()?, approved_tree);
+        assert!(!root.join("added.txt").exists());
+        assert!(
+            root.join("build.log").exists(),
+            "ignored files are left alone"
+        );
+        assert_eq!(
+            std::fs::read_link(root.join("link"))?,
+            Path::new("kept.txt")
+        );
+        assert_eq!(std::fs::metadata(&run)?.permissions().mode() & 0o111, 0o111);
+        let kept = checkpoints.repo.find_reference("refs/sens/rejected/1")?;
+        assert_eq!(kept.peel_to_commit()?.tree_id(), rejected);
+        drop(kept);
+        assert_eq!(checkpoints.keep_rejected(rejected)?, "refs/sens/rejected/2");
+        Ok(())
+    }
+
     fn blob_text(checkpoints: &Checkpoints, tree: Oid, path: &str) -> Option<String> {
         let tree = checkpoints.repo.find_tree(tree).ok()?;
         let entry = tree.get_path(Path::new(path)).ok()?;
