@@ -1,9 +1,11 @@
 //! `sens-bench engine ...`: the engine on the command line (SPEC 2.10). Each
 //! command builds the index of a folder and prints a small table, or the binding
-//! JSON with `--json`.
+//! JSON with `--json`; `install`, `hook`, `approve`, `reject`, `status` and
+//! `serve` are Sens in a person's own Claude Code (`crate::resident`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
@@ -13,9 +15,13 @@ use sens_engine::dupes;
 use sens_engine::finding::{Finding, Suggestion};
 use sens_engine::index::{BuildReport, Index};
 use sens_engine::judge::Judge;
+use sens_engine::session::DEFAULT_HOOK_TIMEOUT_SECS;
 use sens_engine::suggest::{self, Ranking};
 use sens_engine::walk::WalkOptions;
 use serde::Serialize;
+
+use crate::resident::install::{self, HookCommand};
+use crate::resident::{Project, client, server};
 
 #[derive(Debug, Subcommand)]
 pub enum EngineCommand {
@@ -73,6 +79,59 @@ pub enum EngineCommand {
         #[arg(long, default_value_t = 5)]
         runs: usize,
     },
+    /// Register Sens's hooks in DIR/.claude/settings.json, merged with the
+    /// person's own (a backup is kept under DIR/.sens/).
+    Install {
+        dir: PathBuf,
+        #[command(flatten)]
+        resident: ResidentArgs,
+    },
+    /// Remove exactly what `install` added (the file restored byte for byte when
+    /// nothing else changed).
+    Uninstall { dir: PathBuf },
+    /// The hook command: the hook input on stdin, the resident engine's answer
+    /// on stdout (exit 2, blocking, when the engine cannot answer in time).
+    Hook {
+        /// The project (default: CLAUDE_PROJECT_DIR, set by Claude Code).
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        resident: ResidentArgs,
+    },
+    /// Make the project as it stands the approved state (ends a pause).
+    Approve { dir: PathBuf },
+    /// Restore the approved state after confirming; the rejected state is kept
+    /// under refs/sens/rejected/N.
+    Reject {
+        dir: PathBuf,
+        /// Do not ask.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// The engine process, index size, approved point, pending findings and last
+    /// decisions.
+    Status { dir: PathBuf },
+    /// Run the resident engine of DIR in the foreground (the hook starts it
+    /// detached when none answers).
+    Serve {
+        dir: PathBuf,
+        /// Exit after this many seconds without a request.
+        #[arg(long, default_value_t = DEFAULT_IDLE_SECS)]
+        idle_secs: u64,
+    },
+}
+
+/// Seconds without a request after which the resident engine exits.
+const DEFAULT_IDLE_SECS: u64 = 1800;
+
+/// The resident engine's settings, written into the hook command by `install`.
+#[derive(Debug, clap::Args)]
+pub struct ResidentArgs {
+    /// The hook's timeout in the CLI (seconds): the hook answers before it.
+    #[arg(long, default_value_t = DEFAULT_HOOK_TIMEOUT_SECS)]
+    timeout_secs: u32,
+    /// Seconds without a request after which the resident engine exits.
+    #[arg(long, default_value_t = DEFAULT_IDLE_SECS)]
+    idle_secs: u64,
 }
 
 /// `sens-bench engine [--rules FILE] COMMAND`: the rules file (SPEC 3.11) applies
@@ -110,7 +169,50 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
         } => suggest(&dir, &cfg, &prompt, json, explain),
         EngineCommand::SuggestEval { cases, json } => crate::suggest_eval::run(&cases, json),
         EngineCommand::Bench { dir, runs } => crate::engine_bench::bench(&dir, &cfg, runs),
+        EngineCommand::Install { dir, resident } => {
+            let project = Project::new(&dir)?;
+            let rules = args.rules.as_deref().map(absolute).transpose()?;
+            let command = HookCommand {
+                binary: std::env::current_exe().context("cannot find the sens-bench binary")?,
+                project: project.root.clone(),
+                rules,
+                timeout_secs: resident.timeout_secs,
+                idle_secs: resident.idle_secs,
+            };
+            println!("{}", install::install(&project, &command)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        EngineCommand::Uninstall { dir } => {
+            println!("{}", install::uninstall(&Project::new(&dir)?)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        EngineCommand::Hook { dir, resident } => Ok(client::hook(
+            dir.as_deref(),
+            args.rules,
+            Duration::from_secs(resident.timeout_secs.into()),
+            Duration::from_secs(resident.idle_secs),
+        )),
+        EngineCommand::Approve { dir } => client::approve(&launch(&dir, args.rules)?),
+        EngineCommand::Reject { dir, yes } => client::reject(&launch(&dir, args.rules)?, yes),
+        EngineCommand::Status { dir } => client::status(&Project::new(&dir)?),
+        EngineCommand::Serve { dir, idle_secs } => {
+            server::serve(&Project::new(&dir)?, &cfg, Duration::from_secs(idle_secs))
+        }
     }
+}
+
+/// How `approve` and `reject` start the engine when none runs.
+fn launch(dir: &Path, rules: Option<PathBuf>) -> Result<client::Launch> {
+    Ok(client::Launch {
+        project: Project::new(dir)?,
+        rules,
+        idle: Duration::from_secs(DEFAULT_IDLE_SECS),
+    })
+}
+
+fn absolute(path: &Path) -> Result<PathBuf> {
+    path.canonicalize()
+        .with_context(|| format!("the rules file {} does not exist", path.display()))
 }
 
 fn build(dir: &Path, cfg: &RuleConfig) -> Result<(Index, BuildReport)> {

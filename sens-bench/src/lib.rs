@@ -8,7 +8,7 @@
 //! (the CLI session) -> `measure` -> `record` -> `batch` (the batch folder and
 //! one attempt) -> `stats` -> `report`. The commands over them: `run`,
 //! `sequence_run`, `merge`, `validate`, `gate`, `label`, `calibrate`, `suggest_eval`, `engine_cli` (with
-//! `engine_bench`), `stats_bench`.
+//! `engine_bench` and `resident`, the engine in a person's own Claude Code), `stats_bench`.
 
 pub mod agent;
 pub mod batch;
@@ -23,6 +23,7 @@ pub mod measure;
 pub mod merge;
 pub mod record;
 pub mod report;
+pub mod resident;
 pub mod run;
 pub mod sequence_run;
 pub mod spec;

@@ -43,12 +43,31 @@ pub fn engine_handler(
     rules: RuleConfig,
     tools: bool,
 ) -> anyhow::Result<Session> {
-    let rules_digest = rules.digest();
-    let engine = Engine::open(workspace, rules)
-        .with_context(|| format!("indexing the workspace {}", workspace.display()))?;
-    let mut options = SessionOptions::new(ledger.to_path_buf());
-    options.rules_digest = rules_digest;
+    let engine = open_engine(workspace, &rules)?;
+    let mut options = session_options(ledger, &rules);
     options.tools = tools;
+    engine_session(workspace, engine, options)
+}
+
+/// The engine with the index of `workspace` as it stands.
+pub fn open_engine(workspace: &Path, rules: &RuleConfig) -> anyhow::Result<Engine> {
+    Engine::open(workspace, rules.clone())
+        .with_context(|| format!("indexing the workspace {}", workspace.display()))
+}
+
+/// The session's options for a ledger and the rules the engine judges with.
+pub fn session_options(ledger: &Path, rules: &RuleConfig) -> SessionOptions {
+    let mut options = SessionOptions::new(ledger.to_path_buf());
+    options.rules_digest = rules.digest();
+    options
+}
+
+/// The hook session around `engine` (opened on `workspace`).
+pub fn engine_session(
+    workspace: &Path,
+    engine: Engine,
+    options: SessionOptions,
+) -> anyhow::Result<Session> {
     Session::new(workspace, Box::new(engine), options).with_context(|| {
         format!(
             "starting the engine's hook session in {}",

@@ -17,11 +17,16 @@ use crate::judge::FileChange;
 /// not the agent's work).
 const ENGINE_DIR: &str = ".sens/";
 const CHECKPOINT_PREFIX: &str = "refs/sens/checkpoints/";
+/// A checkpoint commit's message, before its number.
+const CHECKPOINT_MESSAGE: &str = "sens checkpoint ";
 /// Points at the approved checkpoint.
 pub const APPROVED_REF: &str = "refs/sens/approved";
 /// A chain of commits holding every tree the ledger names, so that the trees a
 /// replay needs stay reachable (git gc keeps them).
 pub const TREES_REF: &str = "refs/sens/trees";
+/// The states a human rejected, one ref each (`refs/sens/rejected/N`), so a
+/// rejection can be undone.
+const REJECTED_PREFIX: &str = "refs/sens/rejected/";
 
 /// A project state recorded as a commit under `refs/sens/checkpoints/<number>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,7 +266,7 @@ impl Checkpoints {
     /// `refs/sens/checkpoints/N`, its parent the previous checkpoint.
     pub fn checkpoint(&mut self, tree: Oid) -> anyhow::Result<Checkpoint> {
         let number = self.next_number;
-        let message = format!("sens checkpoint {number}");
+        let message = format!("{CHECKPOINT_MESSAGE}{number}");
         let commit = self.commit_tree(tree, self.last_checkpoint, &message)?;
         let name = format!("{CHECKPOINT_PREFIX}{number}");
         self.repo
@@ -282,6 +287,73 @@ impl Checkpoints {
         self.repo
             .reference(APPROVED_REF, checkpoint.commit, true, &message)
             .with_context(|| format!("moving {APPROVED_REF}"))?;
+        Ok(())
+    }
+
+    /// The approved checkpoint an earlier process recorded, if any.
+    pub fn approved(&self) -> anyhow::Result<Option<Checkpoint>> {
+        let reference = match self.repo.find_reference(APPROVED_REF) {
+            Ok(reference) => reference,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("reading {APPROVED_REF}")),
+        };
+        let commit = reference.peel_to_commit().with_context(|| {
+            format!("{APPROVED_REF} does not point at a commit: delete it with `git update-ref -d {APPROVED_REF}`")
+        })?;
+        let number = commit
+            .message()
+            .ok()
+            .and_then(|m| m.strip_prefix(CHECKPOINT_MESSAGE))
+            .and_then(|n| n.parse().ok())
+            .with_context(|| {
+                format!(
+                    "{APPROVED_REF} points at {}, which is no sens checkpoint",
+                    commit.id()
+                )
+            })?;
+        Ok(Some(Checkpoint {
+            number,
+            commit: commit.id(),
+            tree: commit.tree_id(),
+        }))
+    }
+
+    /// Keeps `tree` under a new `refs/sens/rejected/N` and returns that ref's name.
+    pub fn keep_rejected(&mut self, tree: Oid) -> anyhow::Result<String> {
+        let taken = self
+            .repo
+            .references_glob(&format!("{REJECTED_PREFIX}*"))
+            .context("listing rejected states")?
+            .count();
+        let name = format!("{REJECTED_PREFIX}{}", taken + 1);
+        let commit = self.commit_tree(tree, None, "sens rejected state")?;
+        self.repo
+            .reference(&name, commit, false, "sens rejected state")
+            .with_context(|| format!("creating {name}"))?;
+        Ok(name)
+    }
+
+    /// Makes the working directory's files hold `to` where they hold `from` now
+    /// (a snapshot): files that differ are rewritten from `to`, files `to` lacks
+    /// are removed. Nothing else is touched: ignored files, `.sens/`, the index.
+    pub fn restore(&self, from: Oid, to: Oid) -> anyhow::Result<()> {
+        let target = self
+            .repo
+            .find_tree(to)
+            .context("finding the tree to restore")?;
+        for (path, _, wanted) in self.deltas(from, to)? {
+            let file = self.root.join(&path);
+            let Some(blob) = wanted else {
+                std::fs::remove_file(&file)
+                    .with_context(|| format!("removing {}", file.display()))?;
+                continue;
+            };
+            let entry = target
+                .get_path(Path::new(&path))
+                .with_context(|| format!("finding {path} in the tree to restore"))?;
+            let content = self.repo.find_blob(blob).context("reading a blob")?;
+            write_entry(&file, content.content(), entry.filemode())?;
+        }
         Ok(())
     }
 
@@ -391,6 +463,29 @@ pub fn tree_deltas(repo: &Repository, from: Oid, to: Oid) -> anyhow::Result<Vec<
     Ok(out)
 }
 
+/// One file of a restored tree: a symlink, or a file with the tree's executable bit.
+fn write_entry(file: &Path, content: &[u8], mode: i32) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    if file.symlink_metadata().is_ok() {
+        std::fs::remove_file(file).with_context(|| format!("replacing {}", file.display()))?;
+    }
+    if mode == i32::from(git2::FileMode::Link) {
+        let target = std::str::from_utf8(content)
+            .with_context(|| format!("the link target of {} is not UTF-8", file.display()))?;
+        return std::os::unix::fs::symlink(target, file)
+            .with_context(|| format!("linking {}", file.display()));
+    }
+    std::fs::write(file, content).with_context(|| format!("writing {}", file.display()))?;
+    let executable = mode == i32::from(git2::FileMode::BlobExecutable);
+    let permissions = std::fs::Permissions::from_mode(if executable { 0o755 } else { 0o644 });
+    std::fs::set_permissions(file, permissions)
+        .with_context(|| format!("setting the mode of {}", file.display()))
+}
+
 /// (path, blob before, blob after); `None` when the file is absent on that side.
 pub type Delta = (String, Option<Oid>, Option<Oid>);
 
@@ -478,6 +573,50 @@ mod tests {
         git(root, &["add", "-A"])?;
         git(root, &["commit", "-qm", "base"])?;
         Ok(dir)
+    }
+
+    #[test]
+    fn restore_brings_back_contents_modes_and_links_and_removes_added_files() -> anyhow::Result<()>
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = repo_with_files()?;
+        let root = dir.path();
+        let run = root.join("run.sh");
+        std::fs::write(&run, "echo hi\n")?;
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o755))?;
+        std::os::unix::fs::symlink("kept.txt", root.join("link"))?;
+        let mut checkpoints = Checkpoints::open(root)?;
+        assert_eq!(checkpoints.approved()?, None);
+        let approved_tree = checkpoints.snapshot()?;
+        let approved = checkpoints.checkpoint(approved_tree)?;
+        checkpoints.mark_approved(&approved)?;
+        assert_eq!(Checkpoints::open(root)?.approved()?, Some(approved));
+
+        std::fs::write(root.join("edited.txt"), "new\n")?;
+        std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o644))?;
+        std::fs::remove_file(root.join("link"))?;
+        std::fs::write(root.join("added.txt"), "added\n")?;
+        std::fs::write(root.join("build.log"), "ignored\n")?;
+        let rejected = checkpoints.snapshot()?;
+        assert_eq!(checkpoints.keep_rejected(rejected)?, "refs/sens/rejected/1");
+        checkpoints.restore(rejected, approved_tree)?;
+
+        assert_eq!(checkpoints.snapshot()?, approved_tree);
+        assert!(!root.join("added.txt").exists());
+        assert!(
+            root.join("build.log").exists(),
+            "ignored files are left alone"
+        );
+        assert_eq!(
+            std::fs::read_link(root.join("link"))?,
+            Path::new("kept.txt")
+        );
+        assert_eq!(std::fs::metadata(&run)?.permissions().mode() & 0o111, 0o111);
+        let kept = checkpoints.repo.find_reference("refs/sens/rejected/1")?;
+        assert_eq!(kept.peel_to_commit()?.tree_id(), rejected);
+        drop(kept);
+        assert_eq!(checkpoints.keep_rejected(rejected)?, "refs/sens/rejected/2");
+        Ok(())
     }
 
     fn blob_text(checkpoints: &Checkpoints, tree: Oid, path: &str) -> Option<String> {

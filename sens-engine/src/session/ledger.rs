@@ -22,6 +22,7 @@
 //!   `tool` its name, `input` `{tool_name, tool_input, tool_use_id}`, `output`
 //!   the answer;
 //!   a call that fails is an `error` line).
+//! - `rejected`: a human restored the approved state (`reject_by_human`).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -47,6 +48,7 @@ pub enum Verdict {
     Error,
     Approved,
     Answer,
+    Rejected,
 }
 
 /// One ledger line. Its field names are a stable format: readers outside the

@@ -50,6 +50,9 @@ pub struct SessionOptions {
     /// Serve the engine's query tools ([`crate::tools`]) to the agent as the MCP
     /// server [`crate::mcp::SERVER_NAME`] (condition option `mcp_tools`).
     pub tools: bool,
+    /// How a human decides a paused turn (the commands to run). When set, a
+    /// pause also lists the files that differ from the approved point.
+    pub human_decision: Option<String>,
 }
 
 impl SessionOptions {
@@ -60,6 +63,7 @@ impl SessionOptions {
             hook_timeout_secs: DEFAULT_HOOK_TIMEOUT_SECS,
             max_stop_rounds: DEFAULT_MAX_STOP_ROUNDS,
             tools: false,
+            human_decision: None,
         }
     }
 }
@@ -240,6 +244,72 @@ impl Session {
         let input = json!({"hook_event_name": "HumanApproval"});
         let outcome = Outcome::new(Verdict::Approved, json!({}), Some(tree));
         self.write_ledger("HumanApproval", &input, approved_before, &outcome, started)
+    }
+
+    /// Continues from the approved point an earlier process recorded under
+    /// `refs/sens/approved`, if any, instead of taking the state at the first
+    /// prompt. Returns whether there was one.
+    pub fn resume(&mut self) -> anyhow::Result<bool> {
+        self.approved = self.checkpoints.approved()?;
+        Ok(self.approved.is_some())
+    }
+
+    /// The hook events the engine answers, by the CLI's names.
+    pub fn event_names() -> impl Iterator<Item = &'static str> {
+        Event::ALL.into_iter().map(Event::name)
+    }
+
+    /// Answers a hook input by its own `hook_event_name`, for callers without
+    /// callback ids (command hooks). Never fails, as [`Session::handle`].
+    pub fn handle_input(&mut self, input: &Value) -> Value {
+        let callback_id = input
+            .get("hook_event_name")
+            .and_then(Value::as_str)
+            .and_then(Event::from_name)
+            .map(Event::callback_id)
+            .unwrap_or_default();
+        self.handle(&callback_id, input)
+    }
+
+    /// The paths that differ between the approved point and the project as it
+    /// stands (empty before the first approved point).
+    pub fn unapproved_paths(&mut self) -> anyhow::Result<Vec<String>> {
+        let Some(approved) = self.approved else {
+            return Ok(Vec::new());
+        };
+        let tree = self.look_without_rescan()?;
+        self.checkpoints.changed_paths(approved.tree, tree)
+    }
+
+    /// A human rejects the unapproved change: the project's files are restored
+    /// to the approved point, the rejected state is kept under
+    /// `refs/sens/rejected/N` (returned; `None` when nothing differed), and the
+    /// index is brought up to date. Written to the ledger.
+    pub fn reject_by_human(&mut self) -> anyhow::Result<Option<String>> {
+        let started = Instant::now();
+        let approved = self
+            .approved
+            .context("there is no approved point yet, so there is nothing to restore")?;
+        let tree = self.look_without_rescan()?;
+        if tree == approved.tree {
+            return Ok(None);
+        }
+        let kept = self.checkpoints.keep_rejected(tree)?;
+        self.checkpoints.restore(tree, approved.tree)?;
+        let restored = self.look_with_rescan()?.0;
+        self.pending.clear();
+        self.stop_rounds.clear();
+        self.awaiting_human = false;
+        let input = json!({"hook_event_name": "HumanRejection", "kept": kept});
+        let outcome = Outcome::new(Verdict::Rejected, json!({}), Some(restored));
+        self.write_ledger(
+            "HumanRejection",
+            &input,
+            Some(approved.tree),
+            &outcome,
+            started,
+        )?;
+        Ok(Some(kept))
     }
 
     /// Answers one hook callback. Never fails: see the module documentation.
@@ -561,19 +631,28 @@ impl Session {
     fn failed_round(&mut self, event: Event, input: &Value, reason: String) -> (Verdict, Value) {
         let rounds = self.stop_rounds.entry(agent_key(input)).or_insert(0);
         *rounds += 1;
-        if *rounds < self.options.max_stop_rounds {
+        let rounds = *rounds;
+        if rounds < self.options.max_stop_rounds {
             return (
                 Verdict::Block,
                 json!({"decision": "block", "reason": reason}),
             );
         }
         self.awaiting_human = true;
-        let message = format!(
-            "Sens: the {} audit failed {} times in this turn; the turn is paused, awaiting a \
-             human decision. Nothing was approved.\n{reason}",
-            event.name(),
-            *rounds
+        let mut message = format!(
+            "Sens: the {} audit failed {rounds} times in this turn; the turn is paused, awaiting \
+             a human decision. Nothing was approved.\n{reason}",
+            event.name()
         );
+        if let Some(decide) = self.options.human_decision.clone() {
+            let unapproved = self
+                .unapproved_paths()
+                .map(|paths| paths.join(", "))
+                .unwrap_or_else(|e| format!("(cannot list them: {e:#})"));
+            message.push_str(&format!(
+                "\nUnapproved since the last approved state: {unapproved}.\n{decide}"
+            ));
+        }
         (Verdict::Paused, json!({"systemMessage": message}))
     }
 

@@ -1,0 +1,377 @@
+//! The commands that talk to the resident engine: the hook (`engine hook`),
+//! `approve`, `reject` and `status`. The hook and the human commands start the
+//! engine when none answers; `status` only asks a running one.
+
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, anyhow, bail, ensure};
+use sens_engine::session::checkpoint::Checkpoints;
+use serde_json::Value;
+
+use super::protocol::{Reply, Request, receive, send};
+use super::{Project, shell_quoted};
+use crate::measure::ledger::{LedgerLine, read_ledger};
+
+/// Exit code of a command hook that blocks (the CLI shows its stderr).
+const BLOCKING_EXIT: u8 = 2;
+/// Kept back from the hook's timeout, so the fail-closed answer reaches the CLI
+/// before it gives up on the hook.
+const HOOK_MARGIN: Duration = Duration::from_secs(2);
+/// How long the human commands wait for the engine (its first index included).
+const COMMAND_LIMIT: Duration = Duration::from_secs(300);
+/// How often a starting engine's socket is tried.
+const CONNECT_POLL: Duration = Duration::from_millis(20);
+/// Decisions `status` shows.
+const LAST_DECISIONS: usize = 5;
+
+/// How to start the engine of a project when none answers.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub project: Project,
+    /// The rules file the engine judges with (`engine --rules`).
+    pub rules: Option<PathBuf>,
+    pub idle: Duration,
+}
+
+/// `engine hook`: the hook input on stdin, the engine's answer on stdout. When
+/// the engine cannot be reached in time the answer is the CLI's blocking form
+/// (exit 2, the reason on stderr): never an approval, never a hang.
+pub fn hook(
+    dir: Option<&Path>,
+    rules: Option<PathBuf>,
+    timeout: Duration,
+    idle: Duration,
+) -> ExitCode {
+    let deadline = Instant::now() + answer_budget(timeout);
+    let answered = project_dir(dir).and_then(|dir| {
+        let launch = Launch {
+            project: Project::new(&dir)?,
+            rules,
+            idle,
+        };
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the hook input on stdin")?;
+        let input: Value =
+            serde_json::from_str(&text).context("the hook input on stdin is not JSON")?;
+        request(&launch, &Request::Hook { input }, deadline)
+    });
+    match answered {
+        Ok(output) => {
+            println!("{output}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("{}", unreachable_message(dir, &err));
+            ExitCode::from(BLOCKING_EXIT)
+        }
+    }
+}
+
+/// The folder the hook serves: DIR, else the CLI's `CLAUDE_PROJECT_DIR`.
+fn project_dir(dir: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match dir {
+        Some(dir) => Ok(dir.to_path_buf()),
+        None => std::env::var_os("CLAUDE_PROJECT_DIR")
+            .map(PathBuf::from)
+            .context("no project folder: give DIR, or run the hook from Claude Code (which sets CLAUDE_PROJECT_DIR)"),
+    }
+}
+
+/// The time the hook may spend: the CLI's timeout less a margin, at least 1 s.
+fn answer_budget(timeout: Duration) -> Duration {
+    timeout
+        .saturating_sub(HOOK_MARGIN)
+        .max(Duration::from_secs(1))
+}
+
+fn unreachable_message(dir: Option<&Path>, err: &anyhow::Error) -> String {
+    let dir = dir.map_or_else(|| "DIR".to_string(), shell_quoted);
+    format!(
+        "Sens blocked this because its engine could not answer ({err:#}). To see why, start the \
+         engine in a terminal with `sens-bench engine serve {dir}`; to disable Sens, run \
+         `sens-bench engine uninstall {dir}`."
+    )
+}
+
+/// Sends `request` to the project's engine, starting it if none answers, and
+/// returns its answer. A connection closed without a reply (the engine exited
+/// for idleness just then, or was killed) is tried once more.
+pub fn request(launch: &Launch, request: &Request, deadline: Instant) -> anyhow::Result<Value> {
+    let mut failure = None;
+    for _ in 0..2 {
+        let stream = connect_or_start(launch, deadline)?;
+        match exchange(&stream, request, deadline) {
+            Ok(reply) => return reply.map_err(|err| anyhow!("the engine failed: {err}")),
+            Err(err) => failure = Some(err),
+        }
+    }
+    Err(failure.unwrap_or_else(|| anyhow!("no reply from the engine")))
+}
+
+fn exchange(stream: &UnixStream, request: &Request, deadline: Instant) -> anyhow::Result<Reply> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    ensure!(!left.is_zero(), "the engine did not answer in time");
+    stream.set_write_timeout(Some(left))?;
+    stream.set_read_timeout(Some(left))?;
+    send(&mut &*stream, request).context("sending the request to the engine")?;
+    receive(&mut BufReader::new(stream)).context("reading the engine's answer")
+}
+
+fn connect_or_start(launch: &Launch, deadline: Instant) -> anyhow::Result<UnixStream> {
+    let socket = launch.project.socket()?;
+    if let Ok(stream) = UnixStream::connect(&socket) {
+        return Ok(stream);
+    }
+    let mut engine = start(launch)?;
+    loop {
+        if let Ok(stream) = UnixStream::connect(&socket) {
+            return Ok(stream);
+        }
+        // A successful exit is an engine that found another one serving.
+        if let Some(status) = engine.try_wait()?.filter(|s| !s.success()) {
+            bail!(
+                "the engine exited ({status}) before it listened; its log is {}",
+                launch.project.log().display()
+            );
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "the engine did not listen on {} in time; its log is {}",
+                socket.display(),
+                launch.project.log().display()
+            );
+        }
+        std::thread::sleep(CONNECT_POLL);
+    }
+}
+
+/// Starts `engine serve` detached (its own process group, its stderr appended
+/// to `.sens/engine.log`), so it outlives the hook that started it.
+fn start(launch: &Launch) -> anyhow::Result<Child> {
+    let project = &launch.project;
+    project.create_engine_dir()?;
+    let log_path = project.log();
+    let log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("cannot open the engine's log {}", log_path.display()))?;
+    let binary = std::env::current_exe().context("cannot find the sens-bench binary")?;
+    let mut command = Command::new(&binary);
+    command.arg("engine");
+    if let Some(rules) = &launch.rules {
+        command.arg("--rules").arg(rules);
+    }
+    command
+        .arg("serve")
+        .arg(&project.root)
+        .arg("--idle-secs")
+        .arg(launch.idle.as_secs().to_string())
+        .current_dir(&project.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("cannot start the engine ({})", binary.display()))
+}
+
+/// `engine approve DIR`: the project as it stands becomes the approved state.
+pub fn approve(launch: &Launch) -> anyhow::Result<ExitCode> {
+    let status = request(launch, &Request::Approve, Instant::now() + COMMAND_LIMIT)?;
+    println!(
+        "approved: {} is now the approved state (checkpoint {})",
+        launch.project.root.display(),
+        status["approved"]["number"]
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `engine reject DIR`: after confirming (or `--yes`), the files are restored to
+/// the approved state; the rejected state is kept under a ref.
+pub fn reject(launch: &Launch, yes: bool) -> anyhow::Result<ExitCode> {
+    let deadline = Instant::now() + COMMAND_LIMIT;
+    let status = request(launch, &Request::Status, deadline)?;
+    let unapproved = strings(&status["unapproved"]);
+    if unapproved.is_empty() {
+        println!("nothing to reject: the project is in its approved state");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("These files differ from the approved state:");
+    for path in &unapproved {
+        println!("  {}", escaped(path));
+    }
+    if !yes && !confirmed("Restore the approved state? [y/N] ")? {
+        println!("nothing changed");
+        return Ok(ExitCode::from(1));
+    }
+    let answer = request(launch, &Request::Reject, deadline)?;
+    let kept = answer["kept"].as_str().unwrap_or("(nothing)");
+    println!(
+        "restored the approved state; the rejected one is kept as {kept} \
+         (`git restore --source={kept} --worktree -- .` brings its files back)"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn confirmed(question: &str) -> anyhow::Result<bool> {
+    eprint!("{question}");
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .context("cannot read the answer on stdin")?;
+    Ok(matches!(line.trim(), "y" | "Y" | "yes"))
+}
+
+/// `engine status DIR`: the engine process (asked only when running), the
+/// approved point and the last decisions (from disk).
+pub fn status(project: &Project) -> anyhow::Result<ExitCode> {
+    let live = UnixStream::connect(project.socket()?)
+        .ok()
+        .map(|stream| {
+            exchange(
+                &stream,
+                &Request::Status,
+                Instant::now() + Duration::from_secs(10),
+            )
+        })
+        .transpose()?
+        .transpose()
+        .map_err(|err| anyhow!("the engine failed: {err}"))?;
+    print!("{}", status_text(project, live.as_ref())?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status_text(project: &Project, live: Option<&Value>) -> anyhow::Result<String> {
+    let mut out = format!("project   {}\n", project.root.display());
+    match live {
+        Some(live) => {
+            out.push_str(&format!("engine    running, pid {}\n", live["pid"]));
+            out.push_str(&format!(
+                "index     {} files, {} units (when the engine started)\n",
+                live["index_files"], live["index_units"]
+            ));
+        }
+        None => out.push_str("engine    not running (the next hook call starts it)\n"),
+    }
+    let approved = Checkpoints::open(&project.root)?.approved()?;
+    out.push_str(&match approved {
+        Some(c) => format!("approved  checkpoint {} ({})\n", c.number, c.commit),
+        None => "approved  none yet (set at the first prompt)\n".to_string(),
+    });
+    if let Some(live) = live {
+        if live["awaiting_human"] == Value::Bool(true) {
+            out.push_str("paused    awaiting your decision: engine approve or engine reject\n");
+        }
+        let unapproved = strings(&live["unapproved"]);
+        out.push_str(&format!("unapproved {} files\n", unapproved.len()));
+        for path in unapproved {
+            out.push_str(&format!("  {}\n", escaped(&path)));
+        }
+        let pending = live["pending"].as_array().map_or(&[][..], Vec::as_slice);
+        out.push_str(&format!("pending   {} findings\n", pending.len()));
+        for finding in pending {
+            out.push_str(&format!(
+                "  {}:{} {} ({})\n",
+                escaped(finding["new"]["file"].as_str().unwrap_or("?")),
+                finding["new"]["line"],
+                escaped(finding["new"]["name"].as_str().unwrap_or("?")),
+                escaped(finding["rule"].as_str().unwrap_or("?")),
+            ));
+        }
+    }
+    let ledger = project.ledger();
+    let lines: Vec<LedgerLine> = if ledger.exists() {
+        read_ledger(&ledger)?
+    } else {
+        Vec::new()
+    };
+    out.push_str(&format!(
+        "decisions {} in {}\n",
+        lines.len(),
+        ledger.display()
+    ));
+    for line in lines.iter().rev().take(LAST_DECISIONS).rev() {
+        out.push_str(&format!(
+            "  #{} {} {} {:?}\n",
+            line.seq,
+            line.event,
+            line.tool.as_deref().map(escaped).unwrap_or_default(),
+            line.verdict
+        ));
+    }
+    Ok(out)
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Agent-made text (file and tool names) for a terminal: control characters
+/// escaped, so a name cannot move the cursor or recolour the screen.
+fn escaped(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hook_keeps_a_margin_of_its_timeout_but_at_least_a_second() {
+        assert_eq!(
+            answer_budget(Duration::from_secs(60)),
+            Duration::from_secs(58)
+        );
+        assert_eq!(
+            answer_budget(Duration::from_secs(2)),
+            Duration::from_secs(1)
+        );
+    }
+
+    #[test]
+    fn the_unreachable_message_says_how_to_start_and_how_to_disable() {
+        let message = unreachable_message(Some(Path::new("/p/x y")), &anyhow!("refused"));
+        assert!(message.contains("refused"), "{message}");
+        assert!(
+            message.contains("`sens-bench engine serve '/p/x y'`"),
+            "{message}"
+        );
+        assert!(
+            message.contains("`sens-bench engine uninstall '/p/x y'`"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn control_characters_in_agent_text_are_escaped() {
+        assert_eq!(escaped("a\u{1b}[31mb\n"), "a\\u{1b}[31mb\\n");
+        assert_eq!(escaped("ñ's.py"), "ñ's.py");
+    }
+}

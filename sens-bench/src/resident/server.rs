@@ -1,0 +1,196 @@
+//! The resident engine (`sens-bench engine serve DIR`): one hook session per
+//! project, answering requests on `.sens/engine.sock` one at a time, and
+//! exiting once no request came for the idle time.
+
+use std::fs::{File, TryLockError};
+use std::io::BufReader;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use sens_engine::config::RuleConfig;
+use sens_engine::session::Session;
+use serde_json::{Value, json};
+
+use super::protocol::{Reply, Request, receive, send};
+use super::{Project, shell_quoted};
+use crate::agent::engine::{engine_session, open_engine, session_options};
+use crate::sync::lock;
+
+/// How long a connected client may take to send its request.
+const REQUEST_READ_LIMIT: Duration = Duration::from_secs(10);
+
+struct Resident {
+    project: Project,
+    session: Session,
+    /// Files and units indexed when the engine started.
+    index_files: usize,
+    index_units: usize,
+    last_request: Instant,
+}
+
+/// Serves `project` until it has been idle for `idle`. Exits at once (success)
+/// when another engine already serves it.
+pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::Result<ExitCode> {
+    // A client whose hook timed out has hung up; writing to it must fail, not
+    // end the engine.
+    // SAFETY: setting a signal's disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    project.create_engine_dir()?;
+    let lock_path = project.lock();
+    let lock_file = File::create(&lock_path)
+        .with_context(|| format!("cannot open the engine's lock {}", lock_path.display()))?;
+    match lock_file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            eprintln!(
+                "sens: another engine already serves {}",
+                project.root.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(TryLockError::Error(err)) => {
+            return Err(err).with_context(|| format!("cannot lock {}", lock_path.display()));
+        }
+    }
+    let socket = project.socket()?;
+    let engine = open_engine(&project.root, rules)?;
+    let index_files = engine.index().files().count();
+    let index_units = engine.index().units().count();
+    let mut options = session_options(&project.ledger(), rules);
+    options.human_decision = Some(decision_note(&project.root));
+    let mut session = engine_session(&project.root, engine, options)?;
+    session.resume()?;
+    // Left by an engine that was killed: the lock says none is running.
+    remove_if_present(&socket)?;
+    let listener = UnixListener::bind(&socket)
+        .with_context(|| format!("cannot listen on {}", socket.display()))?;
+    // Only the person may connect: a connection can approve.
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot restrict {}", socket.display()))?;
+    let pid_file = project.pid_file();
+    std::fs::write(&pid_file, format!("{}\n", std::process::id()))
+        .with_context(|| format!("cannot write {}", pid_file.display()))?;
+    let resident = Arc::new(Mutex::new(Resident {
+        project: project.clone(),
+        session,
+        index_files,
+        index_units,
+        last_request: Instant::now(),
+    }));
+    let watched = Arc::clone(&resident);
+    std::thread::spawn(move || exit_when_idle(&watched, idle));
+    for stream in listener.incoming() {
+        let served = stream
+            .context("accepting a connection")
+            .and_then(|stream| serve_one(&resident, &stream));
+        if let Err(err) = served {
+            eprintln!("sens: {err:#}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn remove_if_present(path: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(err).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn serve_one(resident: &Mutex<Resident>, stream: &UnixStream) -> anyhow::Result<()> {
+    stream.set_read_timeout(Some(REQUEST_READ_LIMIT))?;
+    let request: Request = receive(&mut BufReader::new(stream))?;
+    let reply = {
+        let mut resident = lock(resident);
+        let reply = resident.answer(request);
+        resident.last_request = Instant::now();
+        reply
+    };
+    send(&mut &*stream, &reply).context("answering a client that hung up")
+}
+
+/// Exits, holding the session so that no request is half answered, once no
+/// request came for `idle`.
+fn exit_when_idle(resident: &Mutex<Resident>, idle: Duration) {
+    loop {
+        let guard = lock(resident);
+        let quiet = guard.last_request.elapsed();
+        if quiet >= idle {
+            if let Ok(socket) = guard.project.socket() {
+                let _ = std::fs::remove_file(socket);
+            }
+            let _ = std::fs::remove_file(guard.project.pid_file());
+            std::process::exit(0);
+        }
+        drop(guard);
+        std::thread::sleep(idle - quiet);
+    }
+}
+
+impl Resident {
+    fn answer(&mut self, request: Request) -> Reply {
+        let result = match request {
+            Request::Hook { input } => Ok(self.session.handle_input(&input)),
+            Request::Approve => self.session.approve_by_human().and_then(|()| self.status()),
+            Request::Reject => self
+                .session
+                .reject_by_human()
+                .map(|kept| json!({ "kept": kept })),
+            Request::Status => self.status(),
+        };
+        result.map_err(|err| format!("{err:#}"))
+    }
+
+    fn status(&mut self) -> anyhow::Result<Value> {
+        let unapproved = self.session.unapproved_paths()?;
+        Ok(json!({
+            "pid": std::process::id(),
+            "index_files": self.index_files,
+            "index_units": self.index_units,
+            "approved": self.session.approved().map(|c| json!({
+                "number": c.number,
+                "commit": c.commit.to_string(),
+            })),
+            "awaiting_human": self.session.awaiting_human(),
+            "pending": self.session.pending(),
+            "unapproved": unapproved,
+        }))
+    }
+}
+
+/// How the person decides a paused turn: the two commands, for this project.
+fn decision_note(root: &Path) -> String {
+    let dir = shell_quoted(root);
+    format!(
+        "Decide: `sens-bench engine approve {dir}` makes it the approved state; \
+         `sens-bench engine reject {dir}` restores the approved state (after asking; the \
+         rejected state is kept under refs/sens/rejected/)."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_decision_names_both_commands_with_the_folder_quoted() {
+        let note = decision_note(Path::new("/tmp/my project"));
+        assert!(
+            note.contains("`sens-bench engine approve '/tmp/my project'`"),
+            "{note}"
+        );
+        assert!(
+            note.contains("`sens-bench engine reject '/tmp/my project'`"),
+            "{note}"
+        );
+    }
+}

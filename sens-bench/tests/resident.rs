@@ -1,0 +1,469 @@
+//! Sens in a person's own Claude Code: `engine install` writes the hooks, the
+//! pinned CLI runs in plain `-p` mode against the scripted model server, and the
+//! resident engine (started by the first hook call) judges it.
+
+mod common;
+
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use sens_bench::agent::claude::pinned_claude_bin;
+use sens_bench::agent::model_server::ModelServer;
+use sens_bench::agent::script::{Block, Script, Turn};
+use sens_bench::exec::{self, CommandLine, group::kill_group};
+use sens_bench::measure::ledger::{LedgerLine, ledger_lines, read_ledger};
+use sens_engine::session::ledger::Verdict;
+use serde_json::{Value, json};
+
+const SENS: &str = env!("CARGO_BIN_EXE_sens-bench");
+const CLI_LIMIT: Duration = Duration::from_secs(240);
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A copy of the scenario project `amounts` (its `parse_amount`) under git.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        copy_dir(&repo_root().join("bench/scenarios/projects/amounts"), &root);
+        git(&root, &["init", "-q"]);
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-qm", "start"]);
+        Project { dir }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("p")
+    }
+
+    fn sens(&self, args: &[&str]) -> Output {
+        let out = Command::new(SENS)
+            .args(args)
+            .arg(self.root())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        eprintln!(
+            "sens-bench {args:?}: {}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    fn ledger(&self) -> Vec<LedgerLine> {
+        read_ledger(&self.root().join(".sens/hooks.jsonl")).unwrap()
+    }
+
+    fn engine_pid(&self) -> String {
+        std::fs::read_to_string(self.root().join(".sens/engine.pid")).unwrap()
+    }
+
+    /// Runs the pinned CLI once in `-p` mode on the project, against `script`.
+    async fn claude(&self, script: Script) {
+        let binary = pinned_claude_bin(&repo_root()).unwrap_or_else(|err| panic!("{err:#}"));
+        let server = ModelServer::start(script, &self.root()).await.unwrap();
+        let home = self.dir.path().join("home");
+        let env: Vec<(String, String)> = [
+            ("HOME", home.display().to_string()),
+            (
+                "CLAUDE_CONFIG_DIR",
+                home.join(".claude").display().to_string(),
+            ),
+            ("ANTHROPIC_BASE_URL", server.base_url()),
+            ("ANTHROPIC_API_KEY", "scripted".into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let line = format!(
+            "{} -p 'Add a total of typed amounts.' --permission-mode acceptEdits --allowedTools Bash",
+            binary.display()
+        );
+        let (root, log) = (self.root(), self.dir.path().join("claude.log"));
+        let outcome = tokio::task::spawn_blocking(move || {
+            exec::run(&CommandLine {
+                line: &line,
+                dir: &root,
+                env: &env,
+                timeout: CLI_LIMIT,
+                log: &log,
+            })
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        let log = std::fs::read_to_string(&outcome.log).unwrap();
+        eprintln!("{log}");
+        assert!(outcome.status.passed(), "the CLI {}: {log}", outcome.status);
+    }
+}
+
+/// Ends the engine the hooks started, whatever the test's outcome.
+impl Drop for Project {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(self.root().join(".sens/engine.pid")) {
+            let _ = kill_group(pid.trim().parse().unwrap_or(0));
+            common::wait_until_ended(&pid);
+        }
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The scenario's first write: `to_cents`, a renamed copy of `parse_amount`.
+fn copied_report() -> String {
+    let scenario = Script::load(&repo_root().join("bench/scenarios/copy-then-reuse.json")).unwrap();
+    scenario.main[0]
+        .blocks
+        .iter()
+        .find_map(|block| match block {
+            Block::ToolUse { name, input } if name == "Write" => {
+                input["content"].as_str().map(str::to_string)
+            }
+            _ => None,
+        })
+        .unwrap()
+}
+
+fn write_report(content: &str) -> Block {
+    Block::tool(
+        "Write",
+        json!({"file_path": "src/report.py", "content": content}),
+    )
+}
+
+fn bash(command: &str) -> Block {
+    Block::tool("Bash", json!({"command": command}))
+}
+
+fn done() -> Turn {
+    Turn::new(vec![Block::text("Done.")])
+}
+
+fn stops(ledger: &[LedgerLine]) -> Vec<Verdict> {
+    ledger
+        .iter()
+        .filter(|l| l.event == "Stop")
+        .map(|l| l.verdict)
+        .collect()
+}
+
+fn install(project: &Project) {
+    let out = project.sens(&["engine", "install", "--idle-secs", "120"]);
+    assert!(out.status.success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_copy_is_denied_a_stop_with_a_copy_on_disk_blocked_and_the_third_round_pauses_for_approve()
+ {
+    let project = Project::new();
+    install(&project);
+    let copy = copied_report();
+    let heredoc = format!("cat > src/report.py <<'SENS_EOF'\n{copy}SENS_EOF");
+    project
+        .claude(Script {
+            main: vec![
+                Turn::new(vec![write_report(&copy)]),
+                Turn {
+                    blocks: vec![Block::text("Written.")],
+                    on_error: vec![bash(&heredoc)],
+                },
+                done(),
+                done(),
+                done(),
+                done(),
+            ],
+            agent: Vec::new(),
+        })
+        .await;
+    let ledger = project.ledger();
+    let write = ledger
+        .iter()
+        .find(|l| l.event == "PreToolUse" && l.tool.as_deref() == Some("Write"))
+        .unwrap();
+    assert_eq!(write.verdict, Verdict::Deny);
+    let copied = write.findings.iter().find(|f| f.blocks).unwrap();
+    assert_eq!(copied.existing.as_ref().unwrap().file, "src/util.py");
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("src/report.py")).unwrap(),
+        copy,
+        "the copy reached the disk through Bash"
+    );
+    assert_eq!(
+        stops(&ledger),
+        [Verdict::Block, Verdict::Block, Verdict::Paused]
+    );
+    let pause = ledger.iter().rfind(|l| l.event == "Stop").unwrap();
+    let message = pause.output["systemMessage"].as_str().unwrap();
+    assert!(message.contains("src/report.py"), "{message}");
+    assert!(message.contains("sens-bench engine approve"), "{message}");
+    assert!(message.contains("sens-bench engine reject"), "{message}");
+
+    let status = project.sens(&["engine", "status"]);
+    assert!(String::from_utf8_lossy(&status.stdout).contains("paused"));
+    let approved_before = git(&project.root(), &["rev-parse", "refs/sens/approved"]);
+    assert!(project.sens(&["engine", "approve"]).status.success());
+    assert_ne!(
+        git(&project.root(), &["rev-parse", "refs/sens/approved"]),
+        approved_before
+    );
+    assert_eq!(
+        git(
+            &project.root(),
+            &["show", "refs/sens/approved:src/report.py"]
+        ),
+        copy,
+        "the approved state holds the copy the person approved"
+    );
+    assert_eq!(project.ledger().last().unwrap().verdict, Verdict::Approved);
+    let status = project.sens(&["engine", "status"]);
+    assert!(!String::from_utf8_lossy(&status.stdout).contains("paused"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_engine_killed_mid_session_is_restarted_by_the_next_hook_and_keeps_the_approved_point() {
+    let project = Project::new();
+    install(&project);
+    let killed = project.dir.path().join("killed.pid");
+    let kill = format!(
+        "pid=$(cat .sens/engine.pid) && kill -9 $pid && echo $pid > {}",
+        killed.display()
+    );
+    project
+        .claude(Script {
+            main: vec![
+                Turn::new(vec![bash(&kill)]),
+                Turn::new(vec![write_report(&copied_report())]),
+                done(),
+                done(),
+            ],
+            agent: Vec::new(),
+        })
+        .await;
+    let killed = std::fs::read_to_string(killed).unwrap();
+    common::wait_until_ended(&killed);
+    assert_ne!(killed.trim(), project.engine_pid().trim());
+    let ledger = ledger_lines(&project.root().join(".sens")).unwrap();
+    let line = |event: &str| ledger.iter().rfind(|l| l["event"] == event).unwrap();
+    let write = ledger
+        .iter()
+        .find(|l| l["event"] == "PreToolUse" && l["tool"] == "Write")
+        .unwrap();
+    assert_eq!(write["verdict"], "deny", "the new engine judges");
+    let stop = line("Stop");
+    assert_eq!(stop["verdict"], "pass");
+    assert_eq!(
+        stop["approved_tree"],
+        line("UserPromptSubmit")["tree_before"],
+        "the restarted engine audits from the approved point of the first one"
+    );
+}
+
+const PERSON_SETTINGS: &str = "{\n    \"permissions\": {\"allow\": [\"Bash(ls)\"]},\n    \"hooks\": {\n        \"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./mine.sh\"}]}]\n    }\n}\n";
+
+#[test]
+fn install_twice_changes_nothing_the_second_time_and_uninstall_restores_byte_for_byte() {
+    let project = Project::new();
+    let settings = project.root().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, PERSON_SETTINGS).unwrap();
+    install(&project);
+    let installed = std::fs::read(&settings).unwrap();
+    let value: Value = serde_json::from_slice(&installed).unwrap();
+    let pre = value["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre[0]["hooks"][0]["command"], "./mine.sh");
+    for event in [
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+        "SubagentStop",
+    ] {
+        let command =
+            value["hooks"][event].as_array().unwrap().last().unwrap()["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .to_string();
+        assert!(command.contains(" engine hook "), "{event}: {command}");
+    }
+    install(&project);
+    assert_eq!(std::fs::read(&settings).unwrap(), installed);
+    assert!(project.sens(&["engine", "uninstall"]).status.success());
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), PERSON_SETTINGS);
+    assert!(!project.root().join(".sens/install.json").exists());
+}
+
+#[test]
+fn uninstall_after_the_person_changed_the_file_removes_only_the_hooks_it_added() {
+    let project = Project::new();
+    install(&project);
+    let settings = project.root().join(".claude/settings.json");
+    let mut value: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    value["model"] = json!("sonnet");
+    std::fs::write(&settings, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    assert!(project.sens(&["engine", "uninstall"]).status.success());
+    let left: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(left, json!({"model": "sonnet"}));
+
+    let fresh = Project::new();
+    install(&fresh);
+    assert!(fresh.sens(&["engine", "uninstall"]).status.success());
+    assert!(
+        !fresh.root().join(".claude").exists(),
+        "install had created .claude/"
+    );
+}
+
+#[test]
+fn a_settings_file_that_is_not_json_is_refused_with_its_path_and_left_untouched() {
+    let project = Project::new();
+    let settings = project.root().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{\"hooks\": {").unwrap();
+    let out = project.sens(&["engine", "install"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&settings.display().to_string()));
+    assert_eq!(std::fs::read(&settings).unwrap(), b"{\"hooks\": {");
+    assert!(!project.root().join(".sens/install.json").exists());
+}
+
+fn hook(dir: &Path, timeout_secs: &str) -> Output {
+    hook_with(dir, &["--timeout-secs", timeout_secs])
+}
+
+fn hook_with(dir: &Path, options: &[&str]) -> Output {
+    let mut child = Command::new(SENS)
+        .args(["engine", "hook"])
+        .arg(dir)
+        .args(options)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Write", "cwd": dir,
+        "tool_input": {"file_path": dir.join("a.py"), "content": "x = 1\n"}});
+    std::io::Write::write_all(
+        &mut child.stdin.take().unwrap(),
+        input.to_string().as_bytes(),
+    )
+    .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn an_engine_that_cannot_start_or_does_not_answer_gets_the_blocking_answer() {
+    // Not a git repository: the engine cannot start.
+    let bare = tempfile::tempdir().unwrap();
+    let out = hook(bare.path(), "60");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "no answer that could approve");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("engine serve") && stderr.contains("engine uninstall"),
+        "{stderr}"
+    );
+
+    // A socket that accepts and never answers: the hook gives up within its timeout.
+    let project = Project::new();
+    std::fs::create_dir_all(project.root().join(".sens")).unwrap();
+    let _silent = UnixListener::bind(project.root().join(".sens/engine.sock")).unwrap();
+    let out = hook(&project.root(), "1");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("in time"));
+}
+
+#[test]
+fn reject_asks_then_restores_the_approved_files_and_keeps_the_rejected_state() {
+    let project = Project::new();
+    assert!(project.sens(&["engine", "approve"]).status.success());
+    let util = project.root().join("src/util.py");
+    let original = std::fs::read_to_string(&util).unwrap();
+    std::fs::write(&util, "changed = True\n").unwrap();
+    std::fs::write(project.root().join("src/new.py"), "added = True\n").unwrap();
+
+    let mut refused = Command::new(SENS)
+        .args(["engine", "reject"])
+        .arg(project.root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut refused.stdin.take().unwrap(), b"n\n").unwrap();
+    let refused = refused.wait_with_output().unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stdout).contains("src/new.py"));
+    assert_eq!(std::fs::read_to_string(&util).unwrap(), "changed = True\n");
+
+    assert!(
+        project
+            .sens(&["engine", "reject", "--yes"])
+            .status
+            .success()
+    );
+    assert_eq!(std::fs::read_to_string(&util).unwrap(), original);
+    assert!(!project.root().join("src/new.py").exists());
+    assert_eq!(
+        git(
+            &project.root(),
+            &["show", "refs/sens/rejected/1:src/new.py"]
+        ),
+        "added = True\n"
+    );
+    assert_eq!(project.ledger().last().unwrap().verdict, Verdict::Rejected);
+}
+
+#[test]
+fn one_engine_serves_a_project_and_exits_after_its_idle_time() {
+    let project = Project::new();
+    let first = hook_with(&project.root(), &["--idle-secs", "2"]);
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    assert_eq!(first.stdout, b"{}\n", "a plain write draws no objection");
+    let pid = project.engine_pid();
+    let again = hook_with(&project.root(), &["--idle-secs", "2"]);
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(project.engine_pid(), pid, "the running engine answered");
+    let socket = project.root().join(".sens/engine.sock");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&socket).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "only the person may connect");
+    common::wait_until_ended(&pid);
+    assert!(!socket.exists(), "the idle exit removes its socket");
+    assert!(!project.root().join(".sens/engine.pid").exists());
+}
