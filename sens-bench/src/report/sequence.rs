@@ -448,15 +448,10 @@ fn write_across(
     let batch = b.sequences.first().map_or("", |a| a.batch.as_str());
     writeln!(
         out,
-        "# Sequence report: batch {batch} ({})
-",
+        "# Sequence report: batch {batch} ({})\n",
         names.join(", ")
     )?;
-    writeln!(
-        out,
-        "## Decision per sequence and across sequences
-"
-    )?;
+    writeln!(out, "## Decision per sequence and across sequences\n")?;
     let rows: Vec<Vec<String>> = b
         .sequences
         .iter()

@@ -110,7 +110,7 @@ pub struct SyntaxQuery {
 }
 
 /// The capture every probe query marks its construct with.
-pub const PROBE_CAPTURE: &str = "probe";
+const PROBE_CAPTURE: &str = "probe";
 
 impl SyntaxQuery {
     /// Compiles `source` for the engine's language `language`; the error says
