@@ -18,9 +18,14 @@ class Run:
 
 
 def horas(*args):
+    """Runs `horas ARGS...` in-process; a SystemExit counts as the exit code, as it
+    would for `python3 -m horas`."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(arg) for arg in args])
+        try:
+            code = main([str(arg) for arg in args])
+        except SystemExit as exit:
+            code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
     return Run(code, out.getvalue(), err.getvalue())
 
 
