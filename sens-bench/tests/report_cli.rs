@@ -495,3 +495,139 @@ fn sequence_report_without_the_compared_condition_says_so() {
     assert_eq!(value["decision"], Value::Null);
     assert_eq!(value["sequences"][0]["sizes"], json!([310]));
 }
+
+/// Mean of `values` picked by `chosen` minus mean of the others.
+fn mean_difference(values: &[f64], chosen: &[usize]) -> f64 {
+    let picked: Vec<f64> = chosen.iter().map(|&i| values[i]).collect();
+    let rest: Vec<f64> = (0..values.len())
+        .filter(|i| !chosen.contains(i))
+        .map(|i| values[i])
+        .collect();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    mean(&picked) - mean(&rest)
+}
+
+/// Every way to pick 3 of 6 runs as the condition's, by brute force.
+fn three_of_six() -> Vec<Vec<usize>> {
+    let mut picks = Vec::new();
+    for a in 0..6 {
+        for b in a + 1..6 {
+            for c in b + 1..6 {
+                picks.push(vec![a, b, c]);
+            }
+        }
+    }
+    picks
+}
+
+#[test]
+fn sequence_report_of_two_sequences_decides_each_and_tests_across_them() {
+    // Final sizes: alpha's C2 runs all end below its C0 runs, beta's do not.
+    let finals: [(&str, [f64; 3], [f64; 3]); 2] = [
+        ("alpha", [100.0, 110.0, 120.0], [130.0, 150.0, 140.0]),
+        ("beta", [200.0, 260.0, 215.0], [250.0, 240.0, 270.0]),
+    ];
+    let mut records = Vec::new();
+    for (sequence, c2, c0) in &finals {
+        for (condition, sizes) in [("C2", c2), ("C0", c0)] {
+            for (rep, size) in sizes.iter().enumerate() {
+                for step in 1..=2u32 {
+                    let mut r =
+                        record(&format!("0{step}-step"), condition, rep as u32 + 1, "ok", 4);
+                    r["sequence"] = json!(sequence);
+                    r["step"] = json!(step);
+                    r["loc_total"] = json!(*size as u64 - 10 * u64::from(2 - step));
+                    records.push(r);
+                }
+            }
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let batch = tmp.path().join("two");
+    write_batch(&batch, &records);
+
+    // The independent computation: C2's 3 of each sequence's 6 runs, every choice.
+    let pooled: Vec<Vec<f64>> = finals
+        .iter()
+        .map(|(_, c2, c0)| c2.iter().chain(c0).copied().collect())
+        .collect();
+    let observed: Vec<f64> = pooled
+        .iter()
+        .map(|v| mean_difference(v, &[0, 1, 2]))
+        .collect();
+    let picks = three_of_six();
+    let at_most = |stat: f64, bound: f64| stat <= bound + 1e-9;
+    let per_sequence: Vec<f64> = (0..2)
+        .map(|s| {
+            let hits = picks
+                .iter()
+                .filter(|p| at_most(mean_difference(&pooled[s], p), observed[s]))
+                .count();
+            hits as f64 / picks.len() as f64
+        })
+        .collect();
+    let mut hits = 0;
+    for first in &picks {
+        for second in &picks {
+            let stat = mean_difference(&pooled[0], first) + mean_difference(&pooled[1], second);
+            if at_most(stat, observed[0] + observed[1]) {
+                hits += 1;
+            }
+        }
+    }
+    let stratified = hits as f64 / (picks.len() * picks.len()) as f64;
+    assert_eq!(per_sequence[0], 0.05);
+    assert!(
+        stratified > 0.0 && stratified < per_sequence[1],
+        "{stratified}"
+    );
+
+    let output = ok(&["sequence", "report", arg(&batch), "--format", "json"]);
+    let value: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(value["sequences"].as_array().unwrap().len(), 12);
+    let decisions = value["decisions"].as_array().unwrap();
+    assert_eq!(decisions.len(), 2);
+    for (decision, (sequence, all_below, p)) in decisions.iter().zip([
+        ("alpha", true, per_sequence[0]),
+        ("beta", false, per_sequence[1]),
+    ]) {
+        assert_eq!(decision["sequence"], json!(sequence));
+        assert_eq!(decision["all_below"], json!(all_below), "{sequence}");
+        let p_exact = decision["p_exact"].as_f64().unwrap();
+        assert!((p_exact - p).abs() < 1e-12, "{sequence}: {p_exact} vs {p}");
+    }
+    let across = &value["stratified"];
+    assert_eq!(across["sequences"], json!(["alpha", "beta"]));
+    assert_eq!(across["condition"], json!("C2"));
+    let p_exact = across["p_exact"].as_f64().unwrap();
+    assert!(
+        (p_exact - stratified).abs() < 1e-12,
+        "{p_exact} vs {stratified}"
+    );
+
+    let out = tmp.path().join("md");
+    ok(&["sequence", "report", arg(&batch), "--out", arg(&out)]);
+    let md = fs::read_to_string(out.join("sequence-report.md")).unwrap();
+    assert!(
+        md.starts_with("# Sequence report: batch two (alpha, beta)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| alpha | C2 vs C0 | yes | 3 vs 3 | 0.0500 |"),
+        "{md}"
+    );
+    assert!(md.contains("| beta | C2 vs C0 | no | 3 vs 3 |"), "{md}");
+    assert!(
+        md.contains(&format!(
+            "Across sequences (alpha, beta): p = {stratified:.4}"
+        )),
+        "{md}"
+    );
+    assert!(md.contains("## Sequence report: batch two (beta)"), "{md}");
+    for name in ["alpha", "beta"] {
+        assert!(
+            out.join(format!("plots/growth-{name}.svg")).is_file(),
+            "{name}"
+        );
+    }
+}

@@ -46,10 +46,10 @@ pub fn count_probes(
     for probe in probes {
         let mut count = 0u64;
         for relative in probe.files.as_ref().unwrap_or(size_files).files(root)? {
-            let path = root.join(relative);
+            let path = root.join(&relative);
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("cannot read {} as UTF-8 text", path.display()))?;
-            count += probe.pattern.find_iter(&text).count() as u64;
+            count += probe.count(&relative, &text)?;
         }
         counts.insert(probe.concept.clone(), count);
     }
@@ -59,6 +59,7 @@ pub fn count_probes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::files::Matcher;
     use regex::Regex;
 
     fn strings(items: &[&str]) -> Vec<String> {
@@ -126,12 +127,12 @@ mod tests {
         let probes = vec![
             Probe {
                 concept: "consts".into(),
-                pattern: Regex::new(r"const \w+").expect("regex"),
+                matcher: Matcher::Regex(Regex::new(r"const \w+").expect("regex")),
                 files: None,
             },
             Probe {
                 concept: "top".into(),
-                pattern: Regex::new(r"const").expect("regex"),
+                matcher: Matcher::Regex(Regex::new(r"const").expect("regex")),
                 files: Some(FileSet::new(&strings(&["*.ts"]), &[]).expect("globs")),
             },
         ];

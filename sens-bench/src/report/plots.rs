@@ -420,17 +420,18 @@ fn differences_chart(a: &Analysis, metric: Metric) -> Forest {
 /// The file stem of the growth plot.
 pub const GROWTH_STEM: &str = "growth";
 
-/// Draws the growth curves of a sequence batch into `dir`.
+/// Draws the growth curves of a sequence into `dir`, as `stem`.svg and .png.
 pub fn growth_plot(
     sequence: &str,
     conditions: &[String],
     curves: &[GrowthCurve],
     dir: &Path,
+    stem: &str,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let chart = Growth {
         title: format!("Project size per step: {sequence}"),
         conditions: conditions.to_vec(),
         curves,
     };
-    save(&chart, dir, GROWTH_STEM)
+    save(&chart, dir, stem)
 }

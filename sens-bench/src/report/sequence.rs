@@ -24,7 +24,10 @@ use super::{
     Exporter, PLOTS_DIR, RUNS_FILE, emit, fmt_num, fmt_opt, fmt_p, load_batch, write_file,
 };
 use crate::record::{RunRecord, RunStatus};
-use crate::stats::{self, Bootstrap, Decision, Sample, horizonte_decision};
+use crate::stats::{
+    self, Alternative, Bootstrap, Cells, Decision, Sample, horizonte_decision,
+    stratified_permutation_test,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SequenceFormat {
@@ -105,27 +108,99 @@ pub struct SequenceAnalysis {
     pub manifest: Option<String>,
 }
 
-/// Analyses the sequence steps of a batch. The batch must hold steps of exactly one
-/// sequence.
+/// The sequences of a batch, each analysed on its own, and with two or more the
+/// test across them.
+#[derive(Debug, Clone)]
+pub struct SequenceBatch {
+    /// By sequence name.
+    pub sequences: Vec<SequenceAnalysis>,
+    /// `None` with one sequence.
+    pub across: Option<Result<AcrossReport, String>>,
+}
+
+/// The exact permutation test stratified by sequence: runs are relabelled between
+/// the two conditions only within each sequence, and the statistic is the sum over
+/// sequences of the condition's minus the baseline's mean final size (one-sided:
+/// the condition smaller). Sequences without a decision of their own stay out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcrossReport {
+    pub condition: String,
+    pub baseline: String,
+    /// The sequences in the test.
+    pub sequences: Vec<String>,
+    pub p_exact: f64,
+}
+
+/// Analyses the sequence steps of a batch, per sequence.
 pub fn analyse_sequences(
     batch: &str,
     records: &[RunRecord],
     manifest: Option<String>,
     condition: &str,
     baseline: &str,
-) -> anyhow::Result<SequenceAnalysis> {
-    let steps: Vec<&RunRecord> = records.iter().filter(|r| r.sequence.is_some()).collect();
-    let names: BTreeSet<&str> = steps.iter().filter_map(|r| r.sequence.as_deref()).collect();
-    let sequence = match names.len() {
-        0 => bail!(
+) -> anyhow::Result<SequenceBatch> {
+    let mut by_sequence: BTreeMap<&str, Vec<&RunRecord>> = BTreeMap::new();
+    for record in records {
+        if let Some(name) = record.sequence.as_deref() {
+            by_sequence.entry(name).or_default().push(record);
+        }
+    }
+    if by_sequence.is_empty() {
+        bail!(
             "the batch holds no sequence steps (records with `sequence` and `step`): use `sens-bench report` for task runs"
-        ),
-        1 => names.into_iter().collect::<String>(),
-        _ => bail!(
-            "the batch holds steps of several sequences ({}); a sequence batch holds one",
-            names.into_iter().collect::<Vec<_>>().join(", ")
-        ),
-    };
+        );
+    }
+    let sequences: Vec<SequenceAnalysis> = by_sequence
+        .into_iter()
+        .map(|(name, steps)| analyse_one(batch, name, steps, manifest.clone(), condition, baseline))
+        .collect();
+    let across = (sequences.len() > 1).then(|| decide_across(&sequences, condition, baseline));
+    Ok(SequenceBatch { sequences, across })
+}
+
+/// The stratified test over the sequences that have a decision of their own.
+fn decide_across(
+    sequences: &[SequenceAnalysis],
+    condition: &str,
+    baseline: &str,
+) -> Result<AcrossReport, String> {
+    let decided: Vec<&SequenceAnalysis> = sequences.iter().filter(|a| a.decision.is_ok()).collect();
+    if decided.len() < 2 {
+        return Err(format!(
+            "no test across sequences: {} of {} sequences have a decision of their own, it needs two",
+            decided.len(),
+            sequences.len()
+        ));
+    }
+    let finals: Vec<(Vec<f64>, Vec<f64>)> = decided
+        .iter()
+        .map(|a| (finals(&a.runs, condition), finals(&a.runs, baseline)))
+        .collect();
+    let strata = finals
+        .iter()
+        .map(|(ours, theirs)| Cells::new(ours, theirs))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("no test across sequences: {e}"))?;
+    let p_exact = stratified_permutation_test(&strata, Alternative::Less)
+        .map_err(|e| format!("no test across sequences: {e}"))?;
+    Ok(AcrossReport {
+        condition: condition.to_string(),
+        baseline: baseline.to_string(),
+        sequences: decided.iter().map(|a| a.sequence.clone()).collect(),
+        p_exact,
+    })
+}
+
+/// One sequence's steps.
+fn analyse_one(
+    batch: &str,
+    sequence: &str,
+    steps: Vec<&RunRecord>,
+    manifest: Option<String>,
+    condition: &str,
+    baseline: &str,
+) -> SequenceAnalysis {
+    let sequence = sequence.to_string();
     let last_step = steps.iter().filter_map(|r| r.step).max().unwrap_or(0);
     let mut grouped: BTreeMap<(String, u32), Vec<&RunRecord>> = BTreeMap::new();
     for record in &steps {
@@ -158,7 +233,7 @@ pub fn analyse_sequences(
         .collect();
     super::analysis::sort_records(&mut failed);
     let decision = decide(&runs, condition, baseline);
-    Ok(SequenceAnalysis {
+    SequenceAnalysis {
         batch: batch.to_string(),
         sequence,
         last_step,
@@ -168,7 +243,7 @@ pub fn analyse_sequences(
         failed,
         decision,
         manifest,
-    })
+    }
 }
 
 fn summarize(condition: String, rep: u32, steps: &[&RunRecord], last_step: u32) -> SequenceRun {
@@ -262,29 +337,83 @@ struct JsonDecision<'a> {
     p_exact: f64,
 }
 
-impl Exporter<SequenceAnalysis> for SequenceJson {
-    fn render(&self, a: &SequenceAnalysis) -> anyhow::Result<String> {
-        let out = JsonOut {
-            sequences: a
-                .runs
-                .iter()
-                .map(|r| JsonSequence {
-                    sequence: &a.sequence,
-                    condition: &r.condition,
-                    rep: r.rep,
-                    final_size: r.final_size,
-                    sizes: &r.sizes,
-                })
-                .collect(),
-            decision: a.decision.as_ref().ok().map(|d| JsonDecision {
-                metric: "final_size",
-                condition: &d.condition,
-                baseline: &d.baseline,
-                all_below: d.decision.all_below,
-                p_exact: d.decision.p_exact,
-            }),
+#[derive(Serialize)]
+struct JsonAcross<'a> {
+    sequences: Vec<JsonSequence<'a>>,
+    decisions: Vec<JsonSequenceDecision<'a>>,
+    stratified: Option<JsonStratified<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonSequenceDecision<'a> {
+    sequence: &'a str,
+    #[serde(flatten)]
+    decision: JsonDecision<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonStratified<'a> {
+    metric: &'static str,
+    condition: &'a str,
+    baseline: &'a str,
+    sequences: &'a [String],
+    p_exact: f64,
+}
+
+fn json_sequences(a: &SequenceAnalysis) -> impl Iterator<Item = JsonSequence<'_>> {
+    a.runs.iter().map(|r| JsonSequence {
+        sequence: &a.sequence,
+        condition: &r.condition,
+        rep: r.rep,
+        final_size: r.final_size,
+        sizes: &r.sizes,
+    })
+}
+
+fn json_decision(a: &SequenceAnalysis) -> Option<JsonDecision<'_>> {
+    a.decision.as_ref().ok().map(|d| JsonDecision {
+        metric: "final_size",
+        condition: &d.condition,
+        baseline: &d.baseline,
+        all_below: d.decision.all_below,
+        p_exact: d.decision.p_exact,
+    })
+}
+
+/// One sequence: `sequences` and its `decision` (SPEC 3.10). Several: every
+/// sequence's runs, `decisions` per sequence and the `stratified` test across them.
+impl Exporter<SequenceBatch> for SequenceJson {
+    fn render(&self, b: &SequenceBatch) -> anyhow::Result<String> {
+        let sequences = b.sequences.iter().flat_map(json_sequences).collect();
+        let mut text = match (&b.across, b.sequences.as_slice()) {
+            (None, [one]) => serde_json::to_string_pretty(&JsonOut {
+                sequences,
+                decision: json_decision(one),
+            })?,
+            (across, _) => serde_json::to_string_pretty(&JsonAcross {
+                sequences,
+                decisions: b
+                    .sequences
+                    .iter()
+                    .filter_map(|a| {
+                        json_decision(a).map(|decision| JsonSequenceDecision {
+                            sequence: &a.sequence,
+                            decision,
+                        })
+                    })
+                    .collect(),
+                stratified: across
+                    .as_ref()
+                    .and_then(|r| r.as_ref().ok())
+                    .map(|r| JsonStratified {
+                        metric: "final_size",
+                        condition: &r.condition,
+                        baseline: &r.baseline,
+                        sequences: &r.sequences,
+                        p_exact: r.p_exact,
+                    }),
+            })?,
         };
-        let mut text = serde_json::to_string_pretty(&out)?;
         text.push('\n');
         Ok(text)
     }
@@ -293,23 +422,129 @@ impl Exporter<SequenceAnalysis> for SequenceJson {
 /// The Markdown sequence report.
 pub struct SequenceMarkdown;
 
-impl Exporter<SequenceAnalysis> for SequenceMarkdown {
-    fn render(&self, a: &SequenceAnalysis) -> anyhow::Result<String> {
+impl Exporter<SequenceBatch> for SequenceMarkdown {
+    fn render(&self, b: &SequenceBatch) -> anyhow::Result<String> {
         let mut out = String::new();
-        write_markdown(&mut out, a)?;
+        match (&b.across, b.sequences.as_slice()) {
+            (None, [one]) => write_markdown(&mut out, one, 1)?,
+            (across, _) => {
+                write_across(&mut out, b, across.as_ref())?;
+                for a in &b.sequences {
+                    write_markdown(&mut out, a, 2)?;
+                }
+            }
+        }
         Ok(out)
     }
+}
+
+/// The decisions of several sequences, and the stratified test across them.
+fn write_across(
+    out: &mut String,
+    b: &SequenceBatch,
+    across: Option<&Result<AcrossReport, String>>,
+) -> std::fmt::Result {
+    let names: Vec<String> = b.sequences.iter().map(|a| md_text(&a.sequence)).collect();
+    let batch = b.sequences.first().map_or("", |a| a.batch.as_str());
+    writeln!(
+        out,
+        "# Sequence report: batch {batch} ({})\n",
+        names.join(", ")
+    )?;
+    writeln!(out, "## Decision per sequence and across sequences\n")?;
+    let rows: Vec<Vec<String>> = b
+        .sequences
+        .iter()
+        .zip(&names)
+        .map(|(a, name)| match &a.decision {
+            Ok(d) => vec![
+                name.clone(),
+                format!("{} vs {}", d.condition, d.baseline),
+                if d.decision.all_below { "yes" } else { "no" }.to_string(),
+                format!("{} vs {}", d.n, d.n_baseline),
+                fmt_p(Some(d.decision.p_exact)),
+            ],
+            Err(why) => vec![
+                name.clone(),
+                md_text(why),
+                String::new(),
+                String::new(),
+                String::new(),
+            ],
+        })
+        .collect();
+    table(
+        out,
+        &[
+            "sequence",
+            "compared",
+            "every final size below",
+            "complete sequences",
+            "p (one-sided)",
+        ],
+        &rows,
+    )?;
+    match across {
+        Some(Ok(r)) => writeln!(
+            out,
+            "Across sequences ({}): p = {} (exact permutation test stratified by sequence: \
+             runs are relabelled between {c} and {b} only within each sequence; the \
+             statistic is the sum over sequences of the {c} minus {b} mean final size; \
+             one-sided: {c} smaller).\n",
+            r.sequences
+                .iter()
+                .map(|n| md_text(n))
+                .collect::<Vec<_>>()
+                .join(", "),
+            fmt_p(Some(r.p_exact)),
+            c = r.condition,
+            b = r.baseline,
+        ),
+        Some(Err(why)) => writeln!(out, "{}.\n", md_text(why)),
+        None => Ok(()),
+    }
+}
+
+/// Text from records (a sequence's name, an error) inside a Markdown table.
+fn md_text(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The growth plot's file stem: `growth` for a batch of one sequence, else
+/// `growth-<sequence>` with anything but letters, digits, `.`, `_` and `-` replaced.
+fn growth_stem(a: &SequenceAnalysis, several: bool) -> String {
+    if !several {
+        return GROWTH_STEM.to_string();
+    }
+    let safe: String = a
+        .sequence
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{GROWTH_STEM}-{safe}")
 }
 
 fn sequence_label(run: &SequenceRun) -> String {
     format!("{} rep {}", run.condition, run.rep)
 }
 
-fn write_markdown(out: &mut String, a: &SequenceAnalysis) -> std::fmt::Result {
+/// One sequence's report; its title at heading `level` (1 alone, 2 in a batch of
+/// several), its sections one below.
+fn write_markdown(out: &mut String, a: &SequenceAnalysis, level: usize) -> std::fmt::Result {
+    let title = "#".repeat(level);
+    let section = "#".repeat(level + 1);
+    let several = level > 1;
     writeln!(
         out,
-        "# Sequence report: batch {} ({})\n",
-        a.batch, a.sequence
+        "{title} Sequence report: batch {} ({})\n",
+        a.batch,
+        md_text(&a.sequence)
     )?;
     let total: usize = a.status_counts.values().sum();
     writeln!(
@@ -321,7 +556,7 @@ fn write_markdown(out: &mut String, a: &SequenceAnalysis) -> std::fmt::Result {
         a.runs.len(),
         a.last_step
     )?;
-    writeln!(out, "## Decision\n")?;
+    writeln!(out, "{section} Decision\n")?;
     match &a.decision {
         Ok(d) => writeln!(
             out,
@@ -338,7 +573,7 @@ fn write_markdown(out: &mut String, a: &SequenceAnalysis) -> std::fmt::Result {
         )?,
         Err(why) => writeln!(out, "{why}.\n")?,
     }
-    writeln!(out, "## Sequences\n")?;
+    writeln!(out, "{section} Sequences\n")?;
     let rows: Vec<Vec<String>> = a
         .runs
         .iter()
@@ -382,7 +617,7 @@ fn write_markdown(out: &mut String, a: &SequenceAnalysis) -> std::fmt::Result {
          measured on the project after the last step.\n"
     )?;
 
-    writeln!(out, "## Size after each step\n")?;
+    writeln!(out, "{section} Size after each step\n")?;
     let labels: Vec<String> = a.runs.iter().map(sequence_label).collect();
     let mut head: Vec<&str> = vec!["step"];
     head.extend(labels.iter().map(String::as_str));
@@ -397,7 +632,7 @@ fn write_markdown(out: &mut String, a: &SequenceAnalysis) -> std::fmt::Result {
 
     writeln!(
         out,
-        "## Probes (implementations of each concept at the end)\n"
+        "{section} Probes (implementations of each concept at the end)\n"
     )?;
     let concepts: BTreeSet<&str> = a
         .runs
@@ -425,7 +660,7 @@ fn write_markdown(out: &mut String, a: &SequenceAnalysis) -> std::fmt::Result {
         table(out, &head, &rows)?;
     }
 
-    writeln!(out, "## Tokens per condition\n")?;
+    writeln!(out, "{section} Tokens per condition\n")?;
     let rows: Vec<Vec<String>> = a
         .conditions
         .iter()
@@ -455,7 +690,7 @@ fn write_markdown(out: &mut String, a: &SequenceAnalysis) -> std::fmt::Result {
         &rows,
     )?;
 
-    writeln!(out, "## Failed steps\n")?;
+    writeln!(out, "{section} Failed steps\n")?;
     if a.failed.is_empty() {
         writeln!(out, "None: every step ended `ok`.\n")?;
     } else {
@@ -480,15 +715,16 @@ fn write_markdown(out: &mut String, a: &SequenceAnalysis) -> std::fmt::Result {
         )?;
     }
 
-    writeln!(out, "## Manifest\n")?;
+    writeln!(out, "{section} Manifest\n")?;
     match &a.manifest {
         Some(text) => writeln!(out, "```toml\n{}\n```\n", text.trim_end())?,
         None => writeln!(out, "The batch folder has no `manifest.toml`.\n")?,
     }
-    writeln!(out, "## Plots\n")?;
+    writeln!(out, "{section} Plots\n")?;
+    let stem = growth_stem(a, several);
     writeln!(
         out,
-        "- growth curves: [SVG]({PLOTS_DIR}/{GROWTH_STEM}.svg), [PNG]({PLOTS_DIR}/{GROWTH_STEM}.png)"
+        "- growth curves: [SVG]({PLOTS_DIR}/{stem}.svg), [PNG]({PLOTS_DIR}/{stem}.png)"
     )
 }
 
@@ -510,7 +746,7 @@ fn growth_curves(a: &SequenceAnalysis) -> Vec<GrowthCurve> {
 /// `sens-bench sequence report BATCH`.
 pub fn sequence_report(options: &SequenceOptions) -> anyhow::Result<ExitCode> {
     let batch = load_batch(&options.batch)?;
-    let analysis = analyse_sequences(
+    let analyses = analyse_sequences(
         &batch.name,
         &batch.records,
         batch.manifest,
@@ -518,7 +754,12 @@ pub fn sequence_report(options: &SequenceOptions) -> anyhow::Result<ExitCode> {
         &options.baseline,
     )
     .map_err(|e| e.context(format!("{}", options.batch.join(RUNS_FILE).display())))?;
-    if let Err(why) = &analysis.decision {
+    for a in &analyses.sequences {
+        if let Err(why) = &a.decision {
+            eprintln!("note: {}: {why}", a.sequence);
+        }
+    }
+    if let Some(Err(why)) = &analyses.across {
         eprintln!("note: {why}");
     }
     match options.format {
@@ -527,26 +768,35 @@ pub fn sequence_report(options: &SequenceOptions) -> anyhow::Result<ExitCode> {
             let mut written = vec![write_file(
                 out,
                 "sequence-report.md",
-                &SequenceMarkdown.render(&analysis)?,
+                &SequenceMarkdown.render(&analyses)?,
             )?];
-            written.extend(growth_plot(
-                &analysis.sequence,
-                &analysis.conditions,
-                &growth_curves(&analysis),
-                &out.join(PLOTS_DIR),
-            )?);
+            let several = analyses.sequences.len() > 1;
+            let mut growth = Vec::new();
+            for a in &analyses.sequences {
+                let stem = growth_stem(a, several);
+                written.extend(growth_plot(
+                    &a.sequence,
+                    &a.conditions,
+                    &growth_curves(a),
+                    &out.join(PLOTS_DIR),
+                    &stem,
+                )?);
+                let label = if several {
+                    format!("growth: {}", a.sequence)
+                } else {
+                    "growth".to_string()
+                };
+                growth.push((label, out.join(PLOTS_DIR).join(format!("{stem}.svg"))));
+            }
+            let manifest = analyses.sequences.first().and_then(|a| a.manifest.clone());
             let steps = analyse(
                 &batch.name,
                 batch.records,
-                analysis.manifest.clone(),
+                manifest,
                 &options.baseline,
                 Bootstrap::default(),
             )?;
-            let growth = (
-                "growth".to_string(),
-                out.join(PLOTS_DIR).join(format!("{GROWTH_STEM}.svg")),
-            );
-            written.push(html::write_viewer(&steps, &options.batch, out, &[growth])?);
+            written.push(html::write_viewer(&steps, &options.batch, out, &growth)?);
             for path in written {
                 println!("{}", path.display());
             }
@@ -554,7 +804,7 @@ pub fn sequence_report(options: &SequenceOptions) -> anyhow::Result<ExitCode> {
         SequenceFormat::Json => emit(
             options.out.as_deref(),
             "sequence-report.json",
-            &SequenceJson.render(&analysis)?,
+            &SequenceJson.render(&analyses)?,
         )?,
     }
     Ok(ExitCode::SUCCESS)

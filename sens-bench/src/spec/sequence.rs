@@ -3,12 +3,13 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use regex::Regex;
 use serde::Deserialize;
 
-use super::files::{FileSet, Probe};
+use super::files::{FileSet, Matcher, Probe, SyntaxQuery};
 use super::{Commands, Expect, check_language, existing, read_toml};
 
 /// The file name of a sequence inside its folder.
@@ -74,7 +75,10 @@ struct RawProbes {
 #[serde(deny_unknown_fields)]
 struct RawProbe {
     concept: String,
-    pattern: String,
+    /// A regex over the text, or
+    pattern: Option<String>,
+    /// a tree-sitter query over the syntax tree, in the sequence's language.
+    query: Option<String>,
     files: Option<Vec<String>>,
 }
 
@@ -127,19 +131,20 @@ fn check_sequence(raw: RawSequence, dir: &Path) -> Result<Sequence> {
         });
     }
     let probes_file = existing(dir, "probes", &raw.probes, Expect::File)?;
+    let probes = load_probes(&probes_file, &raw.language)?;
     Ok(Sequence {
         name: raw.name,
         dir: dir.to_path_buf(),
         language: raw.language,
         start: existing(dir, "start", &raw.start, Expect::Folder)?,
         size,
-        probes: load_probes(&probes_file)?,
+        probes,
         commands: raw.commands,
         steps,
     })
 }
 
-fn load_probes(file: &Path) -> Result<Vec<Probe>> {
+fn load_probes(file: &Path, language: &str) -> Result<Vec<Probe>> {
     let raw: RawProbes = read_toml(file)?;
     let mut concepts = BTreeSet::new();
     let mut probes = Vec::new();
@@ -152,15 +157,26 @@ fn load_probes(file: &Path) -> Result<Vec<Probe>> {
                 probe.concept
             );
         }
-        let pattern = Regex::new(&probe.pattern)
-            .with_context(|| format!("{}: not a valid regex", field("pattern")))?;
+        let matcher = match (probe.pattern, probe.query) {
+            (Some(pattern), None) => Matcher::Regex(
+                Regex::new(&pattern)
+                    .with_context(|| format!("{}: not a valid regex", field("pattern")))?,
+            ),
+            (None, Some(query)) => Matcher::Query(Arc::new(
+                SyntaxQuery::new(language, &query).with_context(|| field("query"))?,
+            )),
+            _ => bail!(
+                "{}: give exactly one of `pattern` and `query`",
+                field("pattern")
+            ),
+        };
         let files = match probe.files {
             Some(globs) => Some(FileSet::new(&globs, &[]).with_context(|| field("files"))?),
             None => None,
         };
         probes.push(Probe {
             concept: probe.concept,
-            pattern,
+            matcher,
             files,
         });
     }
@@ -277,6 +293,35 @@ files = ["src/*.ts"]
         assert!(err.contains("probe[1].files"), "{err}");
         let err = error_of(GOOD, &PROBES.replace("files", "globs"));
         assert!(err.contains("unknown field `globs`"), "{err}");
+    }
+
+    #[test]
+    fn query_probes_are_compiled_for_the_sequence_language() {
+        let query = r#"
+[[probe]]
+concept = "weeks"
+query = '((call_expression function: (member_expression property: (property_identifier) @day)) @probe (#eq? @day "getDay"))'
+"#;
+        let sequence = load(GOOD, query).expect("a good query");
+        assert!(matches!(sequence.probes[0].matcher, Matcher::Query(_)));
+        let err = error_of(GOOD, &query.replace("call_expression", "call_expresion"));
+        assert!(
+            err.contains("probe[0].query") && err.contains("not a valid typescript query"),
+            "{err}"
+        );
+        let err = error_of(GOOD, &query.replace(") @probe", ") @found"));
+        assert!(err.contains("captures no `@probe`"), "{err}");
+        let both = query.replace("query =", "pattern = 'x'\nquery =");
+        let err = error_of(GOOD, &both);
+        assert!(
+            err.contains("exactly one of `pattern` and `query`"),
+            "{err}"
+        );
+        let err = error_of(GOOD, "[[probe]]\nconcept = \"weeks\"\n");
+        assert!(
+            err.contains("exactly one of `pattern` and `query`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,0 +1,1 @@
+"""horas: a time-and-invoice tracker for freelancers."""
