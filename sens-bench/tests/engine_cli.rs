@@ -403,3 +403,44 @@ fn commands_that_print_exit_quietly_when_the_reader_goes_away() {
         );
     }
 }
+
+#[test]
+fn processes_filling_one_index_cache_at_once_leave_every_entry_whole() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sens-engine/src");
+    let project = project.to_str().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().to_str().unwrap();
+    let index = |cached: bool| {
+        let mut command = Command::new(BIN);
+        command.args(["engine", "index", project, "--json"]);
+        if cached {
+            command.args(["--cache", cache]);
+        }
+        command.stdout(std::process::Stdio::piped());
+        command.stderr(std::process::Stdio::piped());
+        command.spawn().unwrap()
+    };
+    let at_once: Vec<_> = (0..3).map(|_| index(true)).collect();
+    for child in at_once {
+        let v = json(&child.wait_with_output().unwrap());
+        // A reader meeting a half-written entry would reject it.
+        assert_eq!(v["cache"]["rejected"], 0, "{v}");
+        assert_eq!(v["cache"]["unwritten"], 0, "{v}");
+    }
+    let warm = json(&index(true).wait_with_output().unwrap());
+    let cold = json(&index(false).wait_with_output().unwrap());
+    assert_eq!(warm["cache"]["hits"], cold["files"], "{warm}");
+    assert_eq!(warm["cache"]["misses"], 0, "{warm}");
+    assert_eq!(warm["cache"]["rejected"], 0, "{warm}");
+    assert_eq!(cold["cache"], Value::Null, "{cold}");
+    for key in [
+        "files",
+        "units",
+        "functions",
+        "classes",
+        "windows",
+        "parse_errors",
+    ] {
+        assert_eq!(warm[key], cold[key], "{key}: {warm} / {cold}");
+    }
+}

@@ -6,6 +6,7 @@
 pub const CANON: &str = include_str!("canon.md");
 
 pub mod buckets;
+pub mod cache;
 pub mod config;
 pub mod dupes;
 pub mod engine;

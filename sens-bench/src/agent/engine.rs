@@ -6,6 +6,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use sens_engine::Engine;
+use sens_engine::cache::IndexCache;
 use sens_engine::config::RuleConfig;
 use sens_engine::session::{Session, SessionOptions};
 use serde_json::Value;
@@ -25,14 +26,17 @@ impl HookHandler for Session {
 /// The C2 hook handler for `workspace` (a git repository): the engine, with the
 /// index of the workspace as it stands and the condition's rules, inside a hook
 /// session whose ledger is appended to `ledger` (outside the workspace, or under
-/// its `.sens/`). Pass it to [`super::claude::ClaudeSession::start`].
+/// its `.sens/`), the index taken from the on-disk `cache` folder where it holds
+/// a file. Pass it to [`super::claude::ClaudeSession::start`].
 pub fn engine_handler(
     workspace: &Path,
     ledger: &Path,
     rules: RuleConfig,
+    cache: Option<&Path>,
 ) -> anyhow::Result<Session> {
     let rules_digest = rules.digest();
-    let engine = Engine::open(workspace, rules)
+    let cache = cache.map(|dir| IndexCache::open(dir, &rules)).transpose()?;
+    let engine = Engine::open_with_cache(workspace, rules, cache.as_ref())
         .with_context(|| format!("indexing the workspace {}", workspace.display()))?;
     let mut options = SessionOptions::new(ledger.to_path_buf());
     options.rules_digest = rules_digest;
