@@ -224,6 +224,13 @@ impl Index {
         }
         let mut cpu = [Duration::ZERO; 3];
         let mut sources = Vec::new();
+        index.reserve(
+            outcomes
+                .iter()
+                .filter_map(|o| o.parsed.as_ref().ok())
+                .map(|parsed| parsed.units.len())
+                .sum(),
+        );
         for outcome in outcomes {
             for (total, t) in cpu.iter_mut().zip(outcome.times) {
                 *total += t;
@@ -357,7 +364,13 @@ impl Index {
             ids.push(id);
         }
         for (name, n) in &parsed.identifiers {
-            *self.usages.entry(name.clone()).or_default() += n;
+            // Most names are already counted: no new key to allocate.
+            match self.usages.get_mut(name) {
+                Some(count) => *count += n,
+                None => {
+                    self.usages.insert(name.clone(), *n);
+                }
+            }
         }
         self.files.insert(
             path,
@@ -368,6 +381,16 @@ impl Index {
                 parse_errors: parsed.parse_errors,
             },
         );
+    }
+
+    /// Room for `units` more units in every table, each band key counted.
+    fn reserve(&mut self, units: usize) {
+        self.units.reserve(units);
+        self.probes.reserve(units);
+        self.exact.reserve(units);
+        self.renamed.reserve(units);
+        self.lsh.reserve(units * self.cfg.bands);
+        self.symbols.reserve(units / 2);
     }
 
     fn alloc(&mut self, unit: Unit) -> UnitId {
