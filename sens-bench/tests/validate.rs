@@ -357,9 +357,9 @@ fn a_self_task_checks_out_a_commit_of_this_repository() {
     );
 }
 
-#[test]
-fn a_sequence_step_whose_hidden_tests_already_pass_and_a_probe_off_one_are_caught() {
-    let scratch = Scratch::new();
+/// A copy of the tiny sequence in the scratch folder whose step 2 hidden test is
+/// `test` (a shell script).
+fn tiny_with_step02_hidden(scratch: &Scratch, test: &str) -> PathBuf {
     let dir = scratch.path().join("tiny");
     let copied = Command::new("cp")
         .arg("-r")
@@ -368,12 +368,15 @@ fn a_sequence_step_whose_hidden_tests_already_pass_and_a_probe_off_one_are_caugh
         .status()
         .expect("cp runs");
     assert!(copied.success());
+    std::fs::write(dir.join("steps/02/hidden/hidden_tests/step02.sh"), test).expect("write");
+    dir
+}
+
+#[test]
+fn a_sequence_step_whose_hidden_tests_already_pass_and_a_probe_off_one_are_caught() {
+    let scratch = Scratch::new();
     // Step 2's hidden test now checks what step 1 already delivers.
-    std::fs::write(
-        dir.join("steps/02/hidden/hidden_tests/step02.sh"),
-        "set -e\n. ./calc.sh\n[ \"$(mul 3 3)\" = 9 ]\n",
-    )
-    .expect("write");
+    let dir = tiny_with_step02_hidden(&scratch, "set -e\n. ./calc.sh\n[ \"$(mul 3 3)\" = 9 ]\n");
     let mut probes = std::fs::read_to_string(dir.join("probes.toml")).expect("probes");
     probes.push_str("\n[[probe]]\nconcept = \"functions\"\npattern = '\\(\\) \\{'\n");
     std::fs::write(dir.join("probes.toml"), probes).expect("write");
@@ -423,20 +426,8 @@ fn rows_without_times(output: &str) -> Vec<Vec<String>> {
 #[test]
 fn the_parallel_sequence_walk_finds_the_failures_of_the_serial_one_and_names_the_step() {
     let scratch = Scratch::new();
-    let dir = scratch.path().join("tiny");
-    let copied = Command::new("cp")
-        .arg("-r")
-        .arg(fixtures().join("sequences/tiny"))
-        .arg(&dir)
-        .status()
-        .expect("cp runs");
-    assert!(copied.success());
     // Step 2's reference no longer satisfies its hidden test: 2^3 is not 9.
-    std::fs::write(
-        dir.join("steps/02/hidden/hidden_tests/step02.sh"),
-        "set -e\n. ./calc.sh\n[ \"$(pow 2 3)\" = 9 ]\n",
-    )
-    .expect("write");
+    let dir = tiny_with_step02_hidden(&scratch, "set -e\n. ./calc.sh\n[ \"$(pow 2 3)\" = 9 ]\n");
     let dir = dir.to_str().expect("UTF-8");
     let serial = scratch.run(&["sequence", "validate", dir, "--jobs", "1"]);
     let parallel = scratch.run(&["sequence", "validate", dir, "--jobs", "2"]);
