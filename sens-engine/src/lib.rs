@@ -19,6 +19,7 @@ pub mod paths;
 pub mod replay;
 pub mod rules;
 pub mod session;
+mod shared_slice;
 pub mod suggest;
 pub mod terms;
 pub mod units;

@@ -42,7 +42,7 @@ pub struct UnitData {
     pub renamed: u64,
     /// Sorted, deduplicated k-shingles of normalized tokens.
     /// Shared with the index's probe table (one read per candidate).
-    #[serde(with = "crate::cache::shared_slice")]
+    #[serde(with = "crate::shared_slice")]
     pub shingles: Arc<[u32]>,
     /// LSH band keys of the shingles' MinHash signature.
     pub bands: Box<[u64]>,
