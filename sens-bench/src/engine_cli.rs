@@ -25,8 +25,8 @@ pub enum EngineCommand {
         dir: PathBuf,
         #[arg(long)]
         json: bool,
-        /// Take unchanged files' parses from this on-disk cache and store the
-        /// others there (the project's own is DIR/.sens/cache).
+        /// Take unchanged files' parses from this on-disk cache folder and
+        /// store the others there (e.g. DIR/.sens/cache).
         #[arg(long, value_name = "CACHE")]
         cache: Option<PathBuf>,
     },

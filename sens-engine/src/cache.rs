@@ -1,4 +1,4 @@
-//! The on-disk index cache (SPEC 2.3, `.sens/` by default): what parsing a file
+//! The on-disk index cache (SPEC 2.3; the caller names its folder): what parsing a file
 //! gave ([`ParsedFile`]), one cache file per source file, keyed by the hash of
 //! its content, this engine build ([`ENGINE_BUILD`]) and the `RuleConfig`'s
 //! digest. Identical files share an entry, so one cache serves every copy of a
@@ -27,11 +27,6 @@ use crate::units::ParsedFile;
 /// This build of the engine (its version and a hash of its sources and lock
 /// file, from `build.rs`): an entry from any other build is not used.
 pub const ENGINE_BUILD: &str = env!("SENS_ENGINE_BUILD");
-
-/// The cache folder of a project when none is given.
-pub fn project_folder(root: &Path) -> PathBuf {
-    root.join(".sens").join("cache")
-}
 
 /// Where entries start: the file format's name and version.
 const MAGIC: &[u8; 8] = b"SENSIDX1";
