@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use sens_engine::Engine;
+use sens_engine::cache::IndexCache;
 use sens_engine::config::RuleConfig;
 use sens_engine::dupes;
 use sens_engine::finding::{Finding, Suggestion};
@@ -30,6 +31,10 @@ pub enum EngineCommand {
         dir: PathBuf,
         #[arg(long)]
         json: bool,
+        /// Take unchanged files' parses from this on-disk cache folder and
+        /// store the others there (e.g. DIR/.sens/cache).
+        #[arg(long, value_name = "CACHE")]
+        cache: Option<PathBuf>,
     },
     /// Every duplicate group the rules would see (exact, renamed, near).
     Dupes {
@@ -149,7 +154,7 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
     // Loaded before anything runs, so a malformed file stops the command at once.
     let cfg = RuleConfig::load(args.rules.as_deref())?;
     match args.command {
-        EngineCommand::Index { dir, json } => index(&dir, &cfg, json),
+        EngineCommand::Index { dir, json, cache } => index(&dir, &cfg, json, cache.as_deref()),
         EngineCommand::Dupes {
             dir,
             json,
@@ -219,8 +224,15 @@ fn build(dir: &Path, cfg: &RuleConfig) -> Result<(Index, BuildReport)> {
     Index::build(dir, cfg.clone(), WalkOptions::default())
 }
 
-fn index(dir: &Path, cfg: &RuleConfig, json: bool) -> Result<ExitCode> {
-    let (_, report) = build(dir, cfg)?;
+fn index(dir: &Path, cfg: &RuleConfig, json: bool, cache: Option<&Path>) -> Result<ExitCode> {
+    let report = match cache {
+        Some(cache) => {
+            let cache = IndexCache::open(cache, cfg)?;
+            let opts = WalkOptions::default();
+            Index::build_with_sources(dir, cfg.clone(), opts, None, Some(&cache))?.1
+        }
+        None => build(dir, cfg)?.1,
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -243,6 +255,12 @@ fn index_table(r: &BuildReport) -> String {
     }
     for (reason, n) in &r.skipped {
         row(&format!("skipped {reason}"), n.to_string());
+    }
+    if let Some(cache) = &r.cache {
+        row("cache hits", cache.hits.to_string());
+        row("cache misses", cache.misses.to_string());
+        row("cache rejected", cache.rejected.to_string());
+        row("cache unwritten", cache.unwritten.to_string());
     }
     let s = &r.seconds;
     for (phase, secs) in [

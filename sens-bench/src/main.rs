@@ -70,6 +70,9 @@ enum Sequence {
     Validate {
         /// The sequence folder (e.g. sequences/cuentas).
         dir: PathBuf,
+        /// Stretches of the sequence walked at once, each on its own copy.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
         #[command(flatten)]
         limits: CommandLimits,
     },
@@ -119,11 +122,12 @@ fn main() -> ExitCode {
         Command::Run(args) => sens_bench::run::run(&args),
         Command::Merge(args) => sens_bench::merge::merge(&args),
         Command::Sequence(Sequence::Run(args)) => sens_bench::sequence_run::run(&args),
-        Command::Sequence(Sequence::Validate { dir, limits }) => {
+        Command::Sequence(Sequence::Validate { dir, jobs, limits }) => {
             validate::sequence::validate_sequence(&validate::sequence::SequenceOptions {
                 sequence: dir,
                 timeout: Duration::from_secs(limits.timeout),
                 logs: limits.logs,
+                jobs,
             })
         }
         Command::Sequence(Sequence::Report(options)) => {

@@ -403,3 +403,94 @@ fn commands_that_print_exit_quietly_when_the_reader_goes_away() {
         );
     }
 }
+
+#[test]
+fn processes_filling_one_index_cache_at_once_leave_every_entry_whole() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sens-engine/src");
+    let project = project.to_str().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().to_str().unwrap();
+    let index = |cached: bool| {
+        let mut command = Command::new(BIN);
+        command.args(["engine", "index", project, "--json"]);
+        if cached {
+            command.args(["--cache", cache]);
+        }
+        command.stdout(std::process::Stdio::piped());
+        command.stderr(std::process::Stdio::piped());
+        command.spawn().unwrap()
+    };
+    let at_once: Vec<_> = (0..3).map(|_| index(true)).collect();
+    for child in at_once {
+        let v = json(&child.wait_with_output().unwrap());
+        // A reader meeting a half-written entry would reject it.
+        assert_eq!(v["cache"]["rejected"], 0, "{v}");
+        assert_eq!(v["cache"]["unwritten"], 0, "{v}");
+    }
+    let warm = json(&index(true).wait_with_output().unwrap());
+    let cold = json(&index(false).wait_with_output().unwrap());
+    assert_eq!(warm["cache"]["hits"], cold["files"], "{warm}");
+    assert_eq!(warm["cache"]["misses"], 0, "{warm}");
+    assert_eq!(warm["cache"]["rejected"], 0, "{warm}");
+    assert_eq!(cold["cache"], Value::Null, "{cold}");
+    for key in [
+        "files",
+        "units",
+        "functions",
+        "classes",
+        "windows",
+        "parse_errors",
+    ] {
+        assert_eq!(warm[key], cold[key], "{key}: {warm} / {cold}");
+    }
+}
+
+/// The number after `label` on the line that holds it.
+fn number_after(text: &str, label: &str) -> f64 {
+    let rest = text
+        .lines()
+        .find_map(|line| line.split_once(label).map(|(_, rest)| rest))
+        .unwrap_or_else(|| panic!("no `{label}` in:\n{text}"));
+    let number: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    number
+        .parse()
+        .unwrap_or_else(|_| panic!("no number after `{label}` in:\n{text}"))
+}
+
+#[test]
+fn engine_bench_prints_the_ratio_rows_the_readme_quotes() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sens-engine/src");
+    let out = run(&["engine", "bench", project.to_str().unwrap(), "--runs", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for label in [
+        "full index, best of 1: total",
+        "warm / cold =",
+        "copy lookup: median",
+        "PreToolUse verdict over",
+        "engine resident memory:",
+        "engine full index / jscpd =",
+    ] {
+        let value = number_after(&text, label);
+        assert!(value.is_finite() && value >= 0.0, "{label} {value}: {text}");
+    }
+    // Every file of the warm run came from the cache.
+    let warm = text
+        .lines()
+        .find(|line| line.starts_with("warm full index"))
+        .unwrap_or_else(|| panic!("no warm row: {text}"));
+    let counts: Vec<&str> = warm
+        .split_once('(')
+        .and_then(|(_, rest)| rest.split_once(" files from the cache"))
+        .map(|(counts, _)| counts.split(" of ").collect())
+        .unwrap_or_default();
+    assert!(counts.len() == 2 && counts[0] == counts[1], "{warm}");
+}

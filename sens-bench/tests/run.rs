@@ -106,8 +106,19 @@ fn the_oracle_under_c0_and_c2_twice_records_every_field_and_a_rerun_adds_nothing
     let out = dir.path().join("batch");
     let mut args = task_args(path_str(&out), "tiny-mul", "C0,C2", "2");
     args.extend(["--agent", "oracle", "--jobs", "2", "--timings"]);
-    let first = run(&args);
+    let cache = dir.path().join("cache");
+    let first = command(&args)
+        .env("SENS_BENCH_CACHE", &cache)
+        .output()
+        .expect("sens-bench starts");
     assert!(first.status.success(), "{first:?}");
+    // C2's engine filled the shared index cache.
+    let entries = walkdir_files(&cache.join("engine-index"));
+    assert!(
+        entries > 0,
+        "no index cache entries under {}",
+        cache.display()
+    );
     assert!(
         String::from_utf8_lossy(&first.stdout).contains("harness overhead per run"),
         "--timings prints the overhead"
@@ -158,6 +169,15 @@ fn the_oracle_under_c0_and_c2_twice_records_every_field_and_a_rerun_adds_nothing
         );
         let diff = std::fs::read_to_string(run_dir.join("diff.patch")).unwrap();
         assert!(diff.contains("+def mul(a, b):"), "{diff}");
+        let timings: Value =
+            serde_json::from_str(&std::fs::read_to_string(run_dir.join("timings.json")).unwrap())
+                .unwrap();
+        let engine_start = timings["engine_start"].as_f64().unwrap();
+        assert_eq!(
+            engine_start > 0.0,
+            record.condition == "C2",
+            "only C2 starts an engine: {timings}"
+        );
     }
     let mut keys: Vec<(String, u32)> = all.iter().map(|r| (r.condition.clone(), r.rep)).collect();
     keys.sort();
@@ -183,6 +203,23 @@ fn the_oracle_under_c0_and_c2_twice_records_every_field_and_a_rerun_adds_nothing
     let refused = run(&other_seed);
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("seed"));
+}
+
+/// Files under `dir`, at any depth.
+fn walkdir_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .flatten()
+            .map(|entry| {
+                let path = entry.path();
+                if path.is_dir() {
+                    walkdir_files(&path)
+                } else {
+                    1
+                }
+            })
+            .sum()
+    })
 }
 
 fn spawn(args: &[&str]) -> Child {

@@ -357,9 +357,9 @@ fn a_self_task_checks_out_a_commit_of_this_repository() {
     );
 }
 
-#[test]
-fn a_sequence_step_whose_hidden_tests_already_pass_and_a_probe_off_one_are_caught() {
-    let scratch = Scratch::new();
+/// A copy of the tiny sequence in the scratch folder whose step 2 hidden test is
+/// `test` (a shell script).
+fn tiny_with_step02_hidden(scratch: &Scratch, test: &str) -> PathBuf {
     let dir = scratch.path().join("tiny");
     let copied = Command::new("cp")
         .arg("-r")
@@ -368,12 +368,15 @@ fn a_sequence_step_whose_hidden_tests_already_pass_and_a_probe_off_one_are_caugh
         .status()
         .expect("cp runs");
     assert!(copied.success());
+    std::fs::write(dir.join("steps/02/hidden/hidden_tests/step02.sh"), test).expect("write");
+    dir
+}
+
+#[test]
+fn a_sequence_step_whose_hidden_tests_already_pass_and_a_probe_off_one_are_caught() {
+    let scratch = Scratch::new();
     // Step 2's hidden test now checks what step 1 already delivers.
-    std::fs::write(
-        dir.join("steps/02/hidden/hidden_tests/step02.sh"),
-        "set -e\n. ./calc.sh\n[ \"$(mul 3 3)\" = 9 ]\n",
-    )
-    .expect("write");
+    let dir = tiny_with_step02_hidden(&scratch, "set -e\n. ./calc.sh\n[ \"$(mul 3 3)\" = 9 ]\n");
     let mut probes = std::fs::read_to_string(dir.join("probes.toml")).expect("probes");
     probes.push_str("\n[[probe]]\nconcept = \"functions\"\npattern = '\\(\\) \\{'\n");
     std::fs::write(dir.join("probes.toml"), probes).expect("write");
@@ -397,4 +400,67 @@ fn a_sequence_step_whose_hidden_tests_already_pass_and_a_probe_off_one_are_caugh
     );
     assert!(out.contains("functions = 3"), "{out}");
     assert!(out.contains("sequence `tiny` is invalid"), "{out}");
+}
+
+/// The rows of a validation table without what differs between runs (seconds,
+/// log paths): state, check, result and what went wrong.
+fn rows_without_times(output: &str) -> Vec<Vec<String>> {
+    output
+        .lines()
+        .take_while(|line| !line.is_empty())
+        .map(|line| {
+            let cells: Vec<&str> = line
+                .split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect();
+            let mut row: Vec<String> = cells.iter().take(3).map(|c| c.to_string()).collect();
+            if let Some(note) = cells.get(4) {
+                row.push(note.split("; log ").next().unwrap_or(note).to_string());
+            }
+            row
+        })
+        .collect()
+}
+
+#[test]
+fn the_parallel_sequence_walk_finds_the_failures_of_the_serial_one_and_names_the_step() {
+    let scratch = Scratch::new();
+    // Step 2's reference no longer satisfies its hidden test: 2^3 is not 9.
+    let dir = tiny_with_step02_hidden(&scratch, "set -e\n. ./calc.sh\n[ \"$(pow 2 3)\" = 9 ]\n");
+    let dir = dir.to_str().expect("UTF-8");
+    let serial = scratch.run(&["sequence", "validate", dir, "--jobs", "1"]);
+    let parallel = scratch.run(&["sequence", "validate", dir, "--jobs", "2"]);
+    let serial_out = String::from_utf8_lossy(&serial.stdout).into_owned();
+    let parallel_out = String::from_utf8_lossy(&parallel.stdout).into_owned();
+    for out in [&serial_out, &parallel_out] {
+        assert_eq!(
+            result_of(out, "02-pow", "hidden tests pass (this and earlier steps)"),
+            "FAILED",
+            "{out}"
+        );
+        assert_eq!(
+            result_of(out, "01-mul", "hidden tests pass (this and earlier steps)"),
+            "ok",
+            "{out}"
+        );
+        assert_eq!(
+            result_of(out, "02-pow", "hidden tests fail before"),
+            "ok",
+            "{out}"
+        );
+        assert!(out.contains("sequence `tiny` is invalid"), "{out}");
+    }
+    assert_eq!(serial.status.code(), Some(1), "{serial_out}");
+    assert_eq!(parallel.status.code(), Some(1), "{parallel_out}");
+    assert_eq!(
+        rows_without_times(&serial_out),
+        rows_without_times(&parallel_out),
+        "serial:\n{serial_out}\nparallel:\n{parallel_out}"
+    );
+    // The second stretch walked step 2 on a copy of its own, rebuilt from the start.
+    assert!(
+        scratch.path().join("logs/from-01-mul").is_dir(),
+        "{parallel_out}"
+    );
 }

@@ -106,6 +106,12 @@ impl<K: Hash + Eq> Buckets<K> {
         }
     }
 
+    /// Room for `additional` more keys without growing the table (a full
+    /// build knows its unit count: growing it step by step costs rehashes).
+    pub fn reserve(&mut self, additional: usize) {
+        self.map.reserve(additional);
+    }
+
     /// Every key with its ids.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &[u32])> {
         self.map.iter().map(|(k, v)| (k, self.ids(v)))

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::cache::IndexCache;
 use crate::config::RuleConfig;
 use crate::finding::{Finding, Suggestion};
 use crate::fingerprint::hash_text;
@@ -66,6 +67,16 @@ pub struct Engine {
 impl Engine {
     /// Indexes the project at `root`.
     pub fn open(root: &Path, cfg: RuleConfig) -> Result<Self> {
+        Self::open_with_cache(root, cfg, None)
+    }
+
+    /// Indexes the project at `root`, taking every file's parse that the on-disk
+    /// `cache` holds from it and storing the others there.
+    pub fn open_with_cache(
+        root: &Path,
+        cfg: RuleConfig,
+        cache: Option<&IndexCache>,
+    ) -> Result<Self> {
         let root = root.canonicalize().with_context(|| {
             format!(
                 "{} is not a folder: give the project's root folder",
@@ -74,7 +85,7 @@ impl Engine {
         })?;
         let opts = WalkOptions::default();
         let (index, _, sources) =
-            Index::build_with_sources(&root, cfg, opts, Some(KEEP_TREE_BYTES))?;
+            Index::build_with_sources(&root, cfg, opts, Some(KEEP_TREE_BYTES), cache)?;
         let mut engine = Self {
             root,
             opts,

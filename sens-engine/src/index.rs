@@ -15,6 +15,7 @@ use serde::Serialize;
 use tree_sitter::Tree;
 
 use crate::buckets::Buckets;
+use crate::cache::{CacheStats, IndexCache};
 use crate::config::RuleConfig;
 use crate::fingerprint::{NearRule, common_at_least};
 use crate::lang;
@@ -115,6 +116,8 @@ pub struct BuildReport {
     /// Reason -> files skipped.
     pub skipped: BTreeMap<&'static str, usize>,
     pub seconds: Phases,
+    /// How the on-disk cache served this build, when one was used.
+    pub cache: Option<CacheStats>,
 }
 
 impl Index {
@@ -138,17 +141,20 @@ impl Index {
 
     /// Walks `root`, parses every indexable file in parallel and indexes it.
     pub fn build(root: &Path, cfg: RuleConfig, opts: WalkOptions) -> Result<(Self, BuildReport)> {
-        let (index, report, _) = Self::build_with_sources(root, cfg, opts, None)?;
+        let (index, report, _) = Self::build_with_sources(root, cfg, opts, None, None)?;
         Ok((index, report))
     }
 
     /// [`Index::build`], also returning the text and syntax tree of every indexed
     /// file of at least `keep_from` bytes (so later edits re-parse incrementally).
+    /// With a `cache`, a file whose parse it holds is not parsed again (unless
+    /// its tree is to be kept), and every other file's parse is stored in it.
     pub fn build_with_sources(
         root: &Path,
         cfg: RuleConfig,
         opts: WalkOptions,
         keep_from: Option<usize>,
+        cache: Option<&IndexCache>,
     ) -> Result<(Self, BuildReport, Vec<Source>)> {
         let start = Instant::now();
         let mut index = Self::new(cfg)?;
@@ -174,19 +180,36 @@ impl Index {
                     }
                 };
                 let t1 = Instant::now();
-                let tree = units::parse_tree(c.lang, &text)
-                    .map_err(|e| e.context(format!("cannot parse {}", c.rel)))?;
-                let t2 = Instant::now();
-                let parsed = units::extract(c.lang, &text, &tree, fp, None);
-                let times = [t1 - t0, t2 - t1, t2.elapsed()];
+                let parse_tree = || {
+                    let started = Instant::now();
+                    let tree = units::parse_tree(c.lang, &text)
+                        .map_err(|e| e.context(format!("cannot parse {}", c.rel)))?;
+                    Ok::<_, anyhow::Error>((tree, started.elapsed()))
+                };
+                let mut tree = None;
+                let mut fresh = || {
+                    let (parsed_tree, took) = parse_tree()?;
+                    let parsed = units::extract(c.lang, &text, &parsed_tree, fp, None);
+                    tree = Some((parsed_tree, took));
+                    Ok(parsed)
+                };
+                let parsed = match cache {
+                    Some(cache) => cache.parsed(c.lang, &text, fresh)?,
+                    None => fresh()?,
+                };
+                let keep = keep_from.is_some_and(|min| text.len() >= min);
+                // A kept file needs its tree even when the cache had its units.
+                if keep && tree.is_none() {
+                    tree = Some(parse_tree()?);
+                }
+                let parse_time = tree.as_ref().map_or(Duration::ZERO, |(_, took)| *took);
+                let times = [t1 - t0, parse_time, t1.elapsed().saturating_sub(parse_time)];
                 Ok(FileOutcome {
-                    source: keep_from
-                        .is_some_and(|min| text.len() >= min)
-                        .then(|| Source {
-                            path: Arc::clone(&path),
-                            text,
-                            tree,
-                        }),
+                    source: tree.filter(|_| keep).map(|(tree, _)| Source {
+                        path: Arc::clone(&path),
+                        text,
+                        tree,
+                    }),
                     path,
                     parsed: Ok(parsed),
                     times,
@@ -201,6 +224,13 @@ impl Index {
         }
         let mut cpu = [Duration::ZERO; 3];
         let mut sources = Vec::new();
+        index.reserve(
+            outcomes
+                .iter()
+                .filter_map(|o| o.parsed.as_ref().ok())
+                .map(|parsed| parsed.units.len())
+                .sum(),
+        );
         for outcome in outcomes {
             for (total, t) in cpu.iter_mut().zip(outcome.times) {
                 *total += t;
@@ -228,6 +258,7 @@ impl Index {
             insert: insert_time.as_secs_f64(),
             total: start.elapsed().as_secs_f64(),
         };
+        report.cache = cache.map(IndexCache::stats);
         index.fill_counts(&mut report);
         Ok((index, report, sources))
     }
@@ -333,7 +364,13 @@ impl Index {
             ids.push(id);
         }
         for (name, n) in &parsed.identifiers {
-            *self.usages.entry(name.clone()).or_default() += n;
+            // Most names are already counted: no new key to allocate.
+            match self.usages.get_mut(name) {
+                Some(count) => *count += n,
+                None => {
+                    self.usages.insert(name.clone(), *n);
+                }
+            }
         }
         self.files.insert(
             path,
@@ -344,6 +381,16 @@ impl Index {
                 parse_errors: parsed.parse_errors,
             },
         );
+    }
+
+    /// Room for `units` more units in every table, each band key counted.
+    fn reserve(&mut self, units: usize) {
+        self.units.reserve(units);
+        self.probes.reserve(units);
+        self.exact.reserve(units);
+        self.renamed.reserve(units);
+        self.lsh.reserve(units * self.cfg.bands);
+        self.symbols.reserve(units / 2);
     }
 
     fn alloc(&mut self, unit: Unit) -> UnitId {

@@ -18,6 +18,7 @@ pub fn canon(tools: bool) -> String {
 }
 
 pub mod buckets;
+pub mod cache;
 pub mod config;
 pub mod dupes;
 pub mod engine;
@@ -31,6 +32,7 @@ pub mod paths;
 pub mod replay;
 pub mod rules;
 pub mod session;
+mod shared_slice;
 pub mod suggest;
 pub mod terms;
 pub mod tools;

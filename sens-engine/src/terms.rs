@@ -31,7 +31,7 @@ impl Field {
 
 /// Each distinct word of a symbol (by hash, sorted) with its count per field,
 /// and each field's length in words.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Terms {
     words: Box<[(u64, [u16; 4])]>,
     lengths: [u16; 4],

@@ -18,7 +18,7 @@ pub const WINDOW: usize = 4;
 /// Signatures longer than this are cut (with an ellipsis) to keep messages short.
 const SIGNATURE_MAX: usize = 240;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum UnitKind {
     Function,
@@ -27,7 +27,7 @@ pub enum UnitKind {
 }
 
 /// A unit with its fingerprints, independent of any index.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct UnitData {
     pub kind: UnitKind,
     pub name: String,
@@ -42,6 +42,7 @@ pub struct UnitData {
     pub renamed: u64,
     /// Sorted, deduplicated k-shingles of normalized tokens.
     /// Shared with the index's probe table (one read per candidate).
+    #[serde(with = "crate::shared_slice")]
     pub shingles: Arc<[u32]>,
     /// LSH band keys of the shingles' MinHash signature.
     pub bands: Box<[u64]>,
@@ -51,7 +52,7 @@ pub struct UnitData {
 }
 
 /// What the rules need to know about a unit beyond its fingerprints.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct UnitFacts {
     /// Visible outside its module by its declaration: `pub`, `export`, `public`,
     /// a capitalised Go name. (Python's public names depend on the file: the rules.)
@@ -99,8 +100,10 @@ pub fn is_test_function(name: &str, decorators: &str) -> bool {
 const DOC_MAX: usize = 400;
 
 /// What one file contributes to the index.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParsedFile {
+    /// Not stored in the cache: the file's extension names it again.
+    #[serde(skip)]
     pub language: &'static str,
     pub units: Vec<UnitData>,
     /// Identifier texts and how often each occurs outside the definitions it names.

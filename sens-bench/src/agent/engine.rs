@@ -8,6 +8,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use sens_engine::Engine;
+use sens_engine::cache::IndexCache;
 use sens_engine::config::RuleConfig;
 use sens_engine::session::{Session, SessionOptions};
 use serde_json::Value;
@@ -35,23 +36,31 @@ impl HookHandler for Session {
 /// The C2 hook handler for `workspace` (a git repository): the engine, with the
 /// index of the workspace as it stands and the condition's rules, inside a hook
 /// session whose ledger is appended to `ledger` (outside the workspace, or under
-/// its `.sens/`), serving its query tools when `tools`. Pass it to
+/// its `.sens/`), serving its query tools when `tools`, the index taken from the
+/// on-disk `cache` folder where it holds a file. Pass it to
 /// [`super::claude::ClaudeSession::start`].
 pub fn engine_handler(
     workspace: &Path,
     ledger: &Path,
     rules: RuleConfig,
     tools: bool,
+    cache: Option<&Path>,
 ) -> anyhow::Result<Session> {
-    let engine = open_engine(workspace, &rules)?;
+    let engine = open_engine(workspace, &rules, cache)?;
     let mut options = session_options(ledger, &rules);
     options.tools = tools;
     engine_session(workspace, engine, options)
 }
 
-/// The engine with the index of `workspace` as it stands.
-pub fn open_engine(workspace: &Path, rules: &RuleConfig) -> anyhow::Result<Engine> {
-    Engine::open(workspace, rules.clone())
+/// The engine with the index of `workspace` as it stands, taken from the on-disk
+/// `cache` folder where it holds a file.
+pub fn open_engine(
+    workspace: &Path,
+    rules: &RuleConfig,
+    cache: Option<&Path>,
+) -> anyhow::Result<Engine> {
+    let cache = cache.map(|dir| IndexCache::open(dir, rules)).transpose()?;
+    Engine::open_with_cache(workspace, rules.clone(), cache.as_ref())
         .with_context(|| format!("indexing the workspace {}", workspace.display()))
 }
 

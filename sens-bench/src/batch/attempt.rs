@@ -68,7 +68,13 @@ impl BatchFolder {
         std::fs::write(&ledger, "")
             .with_context(|| format!("cannot create the hook ledger {}", ledger.display()))?;
         let agent_start = Instant::now();
-        let played = self.play(input, condition, &prompt, &ledger);
+        let played = self.play(
+            input,
+            condition,
+            &prompt,
+            &ledger,
+            &mut timings.engine_start,
+        );
         timings.agent = agent_start.elapsed().as_secs_f64();
         let Some(result) = played else {
             return Ok(None);

@@ -409,7 +409,7 @@ impl BatchFolder {
         let mean = |f: fn(&Timings) -> f64| all.iter().map(f).sum::<f64>() / n;
         println!(
             "harness overhead per run (mean of {}): {:.3} s = materialize {:.3} + diff {:.3} + measure {:.3} + record {:.3}; \
-             not counted: jscpd {:.3}, setup {:.3}, baseline tests {:.3}, agent {:.3}, tests {:.3}",
+             not counted: jscpd {:.3}, setup {:.3}, baseline tests {:.3}, agent {:.3} (of which the engine's start {:.3}), tests {:.3}",
             all.len(),
             mean(Timings::overhead),
             mean(|t| t.materialize),
@@ -420,6 +420,7 @@ impl BatchFolder {
             mean(|t| t.setup),
             mean(|t| t.baseline_tests),
             mean(|t| t.agent),
+            mean(|t| t.engine_start),
             mean(|t| t.tests),
         );
     }

@@ -28,9 +28,10 @@ impl BatchFolder {
         condition: &Condition,
         prompt: &str,
         ledger: &Path,
+        engine_start: &mut f64,
     ) -> Option<Result<TurnResult, AgentError>> {
         self.runtime.block_on(async {
-            let session = self.session(input, condition, prompt, ledger);
+            let session = self.session(input, condition, prompt, ledger, engine_start);
             tokio::select! {
                 outcome = session => Some(outcome),
                 () = interrupted() => None,
@@ -44,6 +45,7 @@ impl BatchFolder {
         condition: &Condition,
         prompt: &str,
         ledger: &Path,
+        engine_start: &mut f64,
     ) -> Result<TurnResult, AgentError> {
         let script = match &self.agent {
             AgentKind::Claude => None,
@@ -81,12 +83,18 @@ impl BatchFolder {
             transcript: input.dir.join("transcript.jsonl"),
         };
         let handler: Option<Box<dyn HookHandler>> = if condition.engine {
+            // Every run shares one index cache: a copy of the same task or step
+            // parses only the files its set-up or the earlier steps changed.
+            let cache = self.cache.engine_index()?;
+            let started = std::time::Instant::now();
             let session = engine_handler(
                 input.root,
                 ledger,
                 condition.rule_config.clone(),
                 condition.mcp_tools,
+                Some(&cache),
             )?;
+            *engine_start = started.elapsed().as_secs_f64();
             Some(Box::new(session))
         } else {
             None

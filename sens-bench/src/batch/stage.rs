@@ -57,6 +57,8 @@ pub(super) struct Timings {
     pub setup: f64,
     pub baseline_tests: f64,
     pub agent: f64,
+    /// Of `agent`: C2's engine indexing the copy, from the shared index cache.
+    pub engine_start: f64,
     pub diff: f64,
     /// Our own measures (size, functions, engine duplicates, probes).
     pub measure: f64,

@@ -60,7 +60,12 @@ pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::R
         }
     }
     let socket = project.socket()?;
-    let engine = open_engine(&project.root, rules)?;
+    // The index cache under `.sens/` makes a restarted engine's start cheap.
+    let engine = open_engine(
+        &project.root,
+        rules,
+        Some(&project.engine_dir().join("index-cache")),
+    )?;
     let index_files = engine.index().files().count();
     let index_units = engine.index().units().count();
     let mut options = session_options(&project.ledger(), rules);

@@ -49,6 +49,7 @@ impl FairPlay {
             &ledger.path().join(crate::measure::ledger::LEDGER_FILE),
             RuleConfig::default(),
             false,
+            None,
         )?;
         let mut play = Self {
             session,

@@ -58,6 +58,12 @@ impl Cache {
         unreachable!("an unbounded range always yields another slot")
     }
 
+    /// The engine's on-disk index cache shared by every run (`engine-index/`):
+    /// its entries are keyed by content, so copies of any task share it.
+    pub fn engine_index(&self) -> Result<PathBuf> {
+        self.folder(&["engine-index"])
+    }
+
     pub(super) fn folder(&self, parts: &[&str]) -> Result<PathBuf> {
         let dir = parts
             .iter()

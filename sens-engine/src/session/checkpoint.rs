@@ -58,6 +58,20 @@ pub struct Checkpoints {
     next_number: u64,
     last_checkpoint: Option<Oid>,
     last_kept: Option<(Oid, Oid)>,
+    /// What the last snapshot was made of, and its tree.
+    last_snapshot: Option<(SnapshotInputs, Oid)>,
+}
+
+/// Everything a snapshot's tree depends on besides the index's content: the
+/// real index's stat (its content is copied when that changes), and the files
+/// that differ from it on disk. Equal inputs give the same tree, so a snapshot
+/// that finds them unchanged skips rebuilding and writing it.
+#[derive(Debug, PartialEq, Eq)]
+struct SnapshotInputs {
+    index: Option<Stamp>,
+    gone: Vec<String>,
+    /// Sorted by path: mode and blob id of each file new or changed on disk.
+    on_disk: Vec<(String, u32, Oid)>,
 }
 
 impl Checkpoints {
@@ -107,6 +121,7 @@ impl Checkpoints {
             next_number,
             last_checkpoint,
             last_kept,
+            last_snapshot: None,
         })
     }
 
@@ -128,8 +143,8 @@ impl Checkpoints {
             .repo
             .statuses(Some(&mut options))
             .context("reading the working directory's git status")?;
-        let mut on_disk: HashSet<String> = HashSet::new();
-        let mut gone: HashSet<String> = HashSet::new();
+        let mut on_disk: Vec<String> = Vec::new();
+        let mut gone: Vec<String> = Vec::new();
         for entry in statuses.iter() {
             let Ok(path) = std::str::from_utf8(entry.path_bytes()) else {
                 bail!(
@@ -140,38 +155,59 @@ impl Checkpoints {
             };
             let status = entry.status();
             if status.contains(Status::WT_DELETED) {
-                gone.insert(path.to_string());
+                gone.push(path.to_string());
             } else if status.intersects(
                 Status::WT_NEW | Status::WT_MODIFIED | Status::WT_TYPECHANGE | Status::CONFLICTED,
             ) && !path.ends_with('/')
             {
                 // A trailing slash is an untracked nested repository: not ours to copy.
-                on_disk.insert(path.to_string());
+                on_disk.push(path.to_string());
             }
         }
         drop(statuses);
-
+        gone.sort_unstable();
+        on_disk.sort_unstable();
+        let mut hashed = Vec::with_capacity(on_disk.len());
+        for path in on_disk.iter().filter(|p| !p.starts_with(ENGINE_DIR)) {
+            if let Some((mode, id)) = self.hash_file(path)? {
+                hashed.push((path.clone(), mode, id));
+            }
+        }
+        let inputs = SnapshotInputs {
+            index: self.copied_from,
+            gone,
+            on_disk: hashed,
+        };
+        if let Some((last, tree)) = &self.last_snapshot
+            && *last == inputs
+        {
+            return Ok(*tree);
+        }
+        let skipped: HashSet<&str> = inputs
+            .gone
+            .iter()
+            .chain(&on_disk)
+            .map(String::as_str)
+            .collect();
         let mut tree_index = Index::new().context("creating an in-memory git index")?;
         let repo_index = self.repo.index().context("reading the git index")?;
         for entry in repo_index.iter() {
             let path = String::from_utf8_lossy(&entry.path).into_owned();
             let stage = (entry.flags >> 12) & 0x3;
-            let skip = stage != 0
-                || path.starts_with(ENGINE_DIR)
-                || gone.contains(&path)
-                || on_disk.contains(&path);
+            let skip =
+                stage != 0 || path.starts_with(ENGINE_DIR) || skipped.contains(path.as_str());
             if !skip {
                 tree_index.add(&tree_entry(&path, entry.mode, entry.id))?;
             }
         }
-        for path in on_disk.iter().filter(|p| !p.starts_with(ENGINE_DIR)) {
-            if let Some((mode, id)) = self.hash_file(path)? {
-                tree_index.add(&tree_entry(path, mode, id))?;
-            }
+        for (path, mode, id) in &inputs.on_disk {
+            tree_index.add(&tree_entry(path, *mode, *id))?;
         }
-        tree_index
+        let tree = tree_index
             .write_tree_to(&self.repo)
-            .context("writing the snapshot tree into the git object database")
+            .context("writing the snapshot tree into the git object database")?;
+        self.last_snapshot = Some((inputs, tree));
+        Ok(tree)
     }
 
     /// Points the repository object at a private copy of the git index, fresh
