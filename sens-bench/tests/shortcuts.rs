@@ -125,7 +125,7 @@ async fn play(script: Script, engine: bool) -> Played {
     };
     let ledger_path = dir.path().join("hooks.jsonl");
     let handler: Option<Box<dyn HookHandler>> = engine.then(|| {
-        let session = engine_handler(&ws, &ledger_path, Default::default())
+        let session = engine_handler(&ws, &ledger_path, Default::default(), None)
             .unwrap_or_else(|err| panic!("{err:#}"));
         Box::new(session) as Box<dyn HookHandler>
     });

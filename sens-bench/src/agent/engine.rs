@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::Context;
 use sens_engine::Engine;
 use sens_engine::config::RuleConfig;
+use sens_engine::session::review::ReviewOptions;
 use sens_engine::session::{Session, SessionOptions};
 use serde_json::Value;
 
@@ -25,17 +26,20 @@ impl HookHandler for Session {
 /// The C2 hook handler for `workspace` (a git repository): the engine, with the
 /// index of the workspace as it stands and the condition's rules, inside a hook
 /// session whose ledger is appended to `ledger` (outside the workspace, or under
-/// its `.sens/`). Pass it to [`super::claude::ClaudeSession::start`].
+/// its `.sens/`), with the reviewer of the Stop audit when given. Pass it to
+/// [`super::claude::ClaudeSession::start`].
 pub fn engine_handler(
     workspace: &Path,
     ledger: &Path,
     rules: RuleConfig,
+    review: Option<ReviewOptions>,
 ) -> anyhow::Result<Session> {
     let rules_digest = rules.digest();
     let engine = Engine::open(workspace, rules)
         .with_context(|| format!("indexing the workspace {}", workspace.display()))?;
     let mut options = SessionOptions::new(ledger.to_path_buf());
     options.rules_digest = rules_digest;
+    options.review = review;
     Session::new(workspace, Box::new(engine), options).with_context(|| {
         format!(
             "starting the engine's hook session in {}",

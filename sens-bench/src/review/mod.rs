@@ -3,7 +3,7 @@
 //! (`agent::decider`) as one probability per rule.
 //!
 //! - Every score reads "the change follows the rule": a mistake's probability is
-//!   flipped (1 - p). Under [`HINT_BELOW`] a score is a hint.
+//!   flipped (1 - p). Under `HINT_BELOW` (0.80) a score is a hint.
 //! - `run` never blocks on a flaky provider: a failed call prints "review did not
 //!   run" and exits 0.
 //! - `test` scores each case alone; margin = lowest compliant score minus highest
@@ -13,7 +13,7 @@
 
 mod output;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -22,6 +22,7 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::decider::{self, Decider, DecisionRequest};
+use crate::agent::review::{HINT_BELOW, Score, applying, change_request, scores};
 use crate::jsonl;
 use crate::spec::review_rules::{Rule, RuleBook, Tested, write_tested};
 use crate::workspace::diff::collect_changes;
@@ -29,8 +30,6 @@ use crate::workspace::git::resolve_commit;
 
 use crate::gate::Format;
 
-/// Scores under this are hints.
-pub const HINT_BELOW: f64 = 0.80;
 /// A rule's cases must be this far apart.
 pub const PASSING_MARGIN: f64 = 0.50;
 pub const DEFAULT_BUDGET: u64 = 5_000_000;
@@ -130,17 +129,6 @@ fn rules(dir: &Path, files: &[String]) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One rule's score in a run, with the changed files it applies to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Score {
-    pub rule: String,
-    pub score: f64,
-    pub files: Vec<String>,
-    pub wording: String,
-    pub fix: String,
-    pub reference: String,
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dismissal {
     pub rule: String,
@@ -195,73 +183,6 @@ pub fn outcome(scores: Vec<Score>, dismissals: &[Dismissal], tokens: u64) -> Out
         dismissed,
         tokens,
     }
-}
-
-/// The rules applying to any of `files`, each with the files it applies to.
-pub fn applying<'a>(
-    book: &'a RuleBook,
-    files: &[String],
-) -> anyhow::Result<Vec<(&'a Rule, Vec<String>)>> {
-    let mut by_rule: BTreeMap<&str, (&Rule, Vec<String>)> = BTreeMap::new();
-    for file in files {
-        for rule in book.applicable(file)? {
-            by_rule
-                .entry(&rule.text.id)
-                .or_insert_with(|| (rule, Vec::new()))
-                .1
-                .push(file.clone());
-        }
-    }
-    Ok(by_rule.into_values().collect())
-}
-
-/// The decision request of a change: summary, diff, reference files, one
-/// question per rule.
-pub fn change_request(
-    root: &Path,
-    rules: &[(&Rule, Vec<String>)],
-    patch: &str,
-    summary: Option<&str>,
-) -> anyhow::Result<DecisionRequest> {
-    let mut state = String::new();
-    if let Some(summary) = summary {
-        state.push_str(&format!("Summary of the change:\n{summary}\n\n"));
-    }
-    state.push_str(&format!("The change:\n```diff\n{patch}```\n"));
-    let references: BTreeSet<String> = rules.iter().map(|(r, _)| r.reference()).collect();
-    for reference in references {
-        let path = root.join(&reference);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read the reference file {}", path.display()))?;
-        state.push_str(&format!(
-            "\nReference {reference} (the right pattern):\n```\n{text}```\n"
-        ));
-    }
-    Ok(DecisionRequest {
-        state,
-        questions: rules
-            .iter()
-            .map(|(rule, _)| (rule.text.id.clone(), rule.question()))
-            .collect(),
-    })
-}
-
-/// The scores of an answer, in the order of `rules`.
-pub fn scores(rules: &[(&Rule, Vec<String>)], probabilities: &BTreeMap<String, f64>) -> Vec<Score> {
-    rules
-        .iter()
-        .filter_map(|(rule, files)| {
-            let p = probabilities.get(&rule.text.id)?;
-            Some(Score {
-                rule: rule.text.id.clone(),
-                score: rule.follows(*p),
-                files: files.clone(),
-                wording: rule.wording().to_string(),
-                fix: rule.text.fix.clone(),
-                reference: rule.reference(),
-            })
-        })
-        .collect()
 }
 
 fn state_dir(dir: &Path) -> anyhow::Result<PathBuf> {

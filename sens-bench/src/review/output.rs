@@ -4,7 +4,8 @@
 
 use serde_json::json;
 
-use super::{HINT_BELOW, Outcome, TestResult};
+use super::{Outcome, TestResult};
+use crate::agent::review::HINT_BELOW;
 use crate::gate::Format;
 use crate::spec::review_rules::{Kind, Rule, TestStatus};
 

@@ -48,6 +48,7 @@ impl FairPlay {
             root,
             &ledger.path().join(crate::measure::ledger::LEDGER_FILE),
             RuleConfig::default(),
+            None,
         )?;
         let mut play = Self {
             session,

@@ -71,6 +71,10 @@ pub struct Entry<'a> {
     pub suggestions: &'a [Suggestion],
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<&'a str>,
+    /// The Stop audit's review, when one ran: calls, tokens, and its findings
+    /// blocking, as hints, or dropped (a quote not verbatim in the diff).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<&'a super::review::ReviewRecord>,
     pub latency_us: u64,
     /// What the engine answered.
     pub output: &'a Value,
@@ -199,6 +203,7 @@ mod tests {
                 findings: &[],
                 suggestions: &[],
                 error: None,
+                review: None,
                 latency_us: 1,
                 output: &json!({}),
                 input: &input,

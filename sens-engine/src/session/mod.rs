@@ -11,6 +11,7 @@ pub mod checkpoint;
 pub mod ledger;
 pub mod protect;
 pub mod rebuild;
+pub mod review;
 pub mod shell;
 
 use std::collections::HashMap;
@@ -43,6 +44,8 @@ pub struct SessionOptions {
     /// `RuleConfig::digest` of the judge's rules, written on every ledger line so
     /// a replay knows which rules made each decision (default: the defaults').
     pub rules_digest: String,
+    /// The reviewer asked at Stop after the change rules pass (`None`: no review).
+    pub review: Option<review::ReviewOptions>,
 }
 
 impl SessionOptions {
@@ -52,6 +55,7 @@ impl SessionOptions {
             rules_digest: crate::config::RuleConfig::default().digest(),
             hook_timeout_secs: DEFAULT_HOOK_TIMEOUT_SECS,
             max_stop_rounds: DEFAULT_MAX_STOP_ROUNDS,
+            review: None,
         }
     }
 }
@@ -111,6 +115,7 @@ struct Outcome {
     suggestions: Vec<Suggestion>,
     tree: Option<Oid>,
     error: Option<String>,
+    review: Option<review::ReviewRecord>,
 }
 
 impl Outcome {
@@ -122,6 +127,7 @@ impl Outcome {
             suggestions: Vec::new(),
             tree,
             error: None,
+            review: None,
         }
     }
 
@@ -279,6 +285,7 @@ impl Session {
             findings: &outcome.findings,
             suggestions: &outcome.suggestions,
             error: outcome.error.as_deref(),
+            review: outcome.review.as_ref(),
             latency_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             output: &outcome.output,
             input,
@@ -480,6 +487,9 @@ impl Session {
         let (tree, findings) = self.audit()?;
         let blocking = blocking_of(&findings, &self.pending);
         if blocking.is_empty() {
+            if let Some(outcome) = self.review_at_stop(event, input, tree, &findings)? {
+                return Ok(outcome.with_findings(findings));
+            }
             self.approve(tree)?;
             self.stop_rounds.remove(&agent_key(input));
             return Ok(Outcome::new(Verdict::Pass, json!({}), Some(tree)).with_findings(findings));
