@@ -411,3 +411,177 @@ async fn a_decider_that_times_out_or_answers_malformed_does_not_block() {
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("over the budget of 10: narrow it"), "{err}");
 }
+
+fn repo_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `total` that swallows a bad amount: what the reviewer is scripted to find.
+const SWALLOWING: &str = "from util import parse_amount\n\n\ndef total(items):\n    \"\"\"The sum, in cents, of typed amounts.\"\"\"\n    result = 0\n    for item in items:\n        try:\n            result += parse_amount(item)\n        except ValueError:\n            pass\n    return result\n";
+const RAISING: &str = "from util import parse_amount\n\n\ndef total(items):\n    \"\"\"The sum, in cents, of typed amounts.\"\"\"\n    return sum(parse_amount(item) for item in items)\n";
+const SWALLOW_QUOTE: &str = "except ValueError:\n            pass";
+
+fn write_block(content: &str) -> Value {
+    json!({"type": "tool_use", "name": "Write", "input": {"file_path": "src/report.py", "content": content}})
+}
+
+fn text_block(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+/// The scripted reviewer: one finding quoting the swallowed error at
+/// `confidence`, and one quoting text that is in no diff.
+fn reviewer_reply(confidence: f64) -> Value {
+    json!([{"when": "Review this change.", "reply": {"findings": [
+        {"message": "A bad amount is silently skipped.", "quote": SWALLOW_QUOTE, "confidence": confidence},
+        {"message": "Returns None on error.", "quote": "return None", "confidence": 0.99},
+    ]}}])
+}
+
+/// Plays `script` on `amount-total` under an engine condition with the reviewer
+/// in its Stop audit; returns the Stop lines of the ledger and the record's hooks.
+fn play_reviewed(name: &str, script: &Value) -> (Vec<Value>, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let script_path = dir.path().join(format!("{name}.json"));
+    std::fs::write(&script_path, script.to_string()).unwrap();
+    let conditions = dir.path().join("conditions.toml");
+    std::fs::write(
+        &conditions,
+        "[R]\ndescription = \"the engine with the reviewer\"\ncanon = false\nengine = true\nreview = \"reviewer\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("batch");
+    let output = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
+        .arg("run")
+        .arg("--tasks")
+        .arg(repo_root().join("bench/scenarios/tasks"))
+        .args(["--task", "amount-total", "--condition", "R", "--reps", "1"])
+        .arg("--agent")
+        .arg(format!("script:{}", script_path.display()))
+        .arg("--conditions")
+        .arg(&conditions)
+        .arg("--out")
+        .arg(&out)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let ledger = std::fs::read_to_string(out.join("runs/amount-total/R/1/hooks.jsonl")).unwrap();
+    let stops = ledger
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line["event"] == "Stop")
+        .collect();
+    let runs = std::fs::read_to_string(out.join("runs.jsonl")).unwrap();
+    let record: Value = serde_json::from_str(runs.lines().next().unwrap()).unwrap();
+    assert_eq!(record["status"], "ok", "{record}");
+    (stops, record["hooks"].clone())
+}
+
+fn quotes(findings: &Value) -> Vec<&str> {
+    findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["quote"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_stop_reviewer_blocks_at_high_confidence_hints_below_and_drops_false_quotes() {
+    // Blocks once: the fix removes the quoted lines, so the same answer then
+    // quotes nothing in the diff and every finding is dropped.
+    let blocking = json!({
+        "main": [
+            {"blocks": [write_block(SWALLOWING)]},
+            {"blocks": [text_block("Added total().")]},
+            {"blocks": [write_block(RAISING)]},
+            {"blocks": [text_block("A bad amount now raises.")]},
+        ],
+        "decisions": reviewer_reply(0.95),
+    });
+    // A hint continues the turn once (Stop additionalContext); nothing changed
+    // since the approved point at the next Stop, so no review runs then.
+    let hinting = json!({
+        "main": [
+            {"blocks": [write_block(SWALLOWING)]},
+            {"blocks": [text_block("Added total().")]},
+            {"blocks": [text_block("Noted.")]},
+        ],
+        "decisions": reviewer_reply(0.6),
+    });
+    let (blocked, hinted) = std::thread::scope(|scope| {
+        let blocked = scope.spawn(|| play_reviewed("blocking", &blocking));
+        let hinted = scope.spawn(|| play_reviewed("hinting", &hinting));
+        (blocked.join().unwrap(), hinted.join().unwrap())
+    });
+
+    let (stops, hooks) = blocked;
+    let verdicts: Vec<&str> = stops
+        .iter()
+        .map(|s| s["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["block", "pass"], "{stops:#?}");
+    let first = &stops[0]["review"];
+    assert_eq!(quotes(&first["blocking"]), [SWALLOW_QUOTE]);
+    assert_eq!(
+        quotes(&first["dropped"]),
+        ["return None"],
+        "a quote absent from the diff"
+    );
+    let reason = stops[0]["output"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("A bad amount is silently skipped."),
+        "{reason}"
+    );
+    assert!(!reason.contains("Returns None"), "{reason}");
+    assert_eq!(
+        quotes(&stops[1]["review"]["dropped"]),
+        [SWALLOW_QUOTE, "return None"]
+    );
+    assert_eq!(hooks["blocks"], 1);
+    let review = &hooks["review"];
+    assert_eq!(
+        (review["calls"].as_u64(), review["blocking"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(
+        (review["dropped"].as_u64(), review["hints"].as_u64()),
+        (Some(3), Some(0))
+    );
+    let tokens: u64 = stops
+        .iter()
+        .map(|s| s["review"]["tokens"].as_u64().unwrap())
+        .sum();
+    assert!(
+        tokens > 0 && review["tokens"].as_u64() == Some(tokens),
+        "{review}"
+    );
+
+    let (stops, hooks) = hinted;
+    let verdicts: Vec<&str> = stops
+        .iter()
+        .map(|s| s["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["pass", "pass"], "{stops:#?}");
+    let context = stops[0]["output"]["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", stops[0]));
+    assert!(
+        context.contains("A bad amount is silently skipped."),
+        "{context}"
+    );
+    assert_eq!(quotes(&stops[0]["review"]["hints"]), [SWALLOW_QUOTE]);
+    assert!(
+        stops[1].get("review").is_none(),
+        "nothing changed: no review"
+    );
+    assert_eq!(hooks["blocks"], 0);
+    assert_eq!(hooks["review"]["calls"], 1);
+    assert_eq!(hooks["review"]["hints"], 1);
+}
