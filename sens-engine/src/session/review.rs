@@ -12,10 +12,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use git2::Oid;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::ledger::Verdict;
+pub use super::ledger::{ReviewFinding, ReviewRecord};
 use super::{Event, Outcome, Session, agent_key, specific_output};
 use crate::finding::Finding;
 
@@ -32,18 +32,6 @@ pub struct ReviewInput {
     /// The audit's findings that name an existing unit: the candidates each new
     /// unit resembles (none of them blocking, or the reviewer is not asked).
     pub candidates: Vec<Finding>,
-}
-
-/// One thing a reviewer found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReviewFinding {
-    /// The review rule's id, or `reviewer` for the reviewer model.
-    pub rule: String,
-    pub message: String,
-    /// The diff text the finding is about; a reviewer model's findings must carry one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quote: Option<String>,
-    pub confidence: f64,
 }
 
 /// What a reviewer answered and what it cost.
@@ -64,16 +52,6 @@ pub trait Reviewer: Send + Sync + fmt::Debug {
 pub struct ReviewOptions {
     pub reviewer: Arc<dyn Reviewer>,
     pub block_at: f64,
-}
-
-/// The ledger's `review` field: calls, tokens, and each finding by its fate.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ReviewRecord {
-    pub calls: u32,
-    pub tokens: u64,
-    pub blocking: Vec<ReviewFinding>,
-    pub hints: Vec<ReviewFinding>,
-    pub dropped: Vec<ReviewFinding>,
 }
 
 impl Session {
