@@ -438,23 +438,24 @@ fn reviewer_reply(confidence: f64) -> Value {
     ]}}])
 }
 
-/// Plays `script` on `amount-total` under an engine condition with the reviewer
-/// in its Stop audit; returns the Stop lines of the ledger and the record's hooks.
-fn play_reviewed(name: &str, script: &Value) -> (Vec<Value>, Value) {
+/// Plays `script` on the `amount-total` task of `tasks` under an engine condition
+/// with `review = mode` in its Stop audit; returns the Stop lines of the ledger
+/// and the record's hooks.
+fn play_reviewed(name: &str, script: &Value, tasks: &Path, mode: &str) -> (Vec<Value>, Value) {
     let dir = tempfile::tempdir().unwrap();
     let script_path = dir.path().join(format!("{name}.json"));
     std::fs::write(&script_path, script.to_string()).unwrap();
     let conditions = dir.path().join("conditions.toml");
     std::fs::write(
         &conditions,
-        "[R]\ndescription = \"the engine with the reviewer\"\ncanon = false\nengine = true\nreview = \"reviewer\"\n",
+        format!("[R]\ndescription = \"the engine reviewed\"\ncanon = false\nengine = true\nreview = \"{mode}\"\n"),
     )
     .unwrap();
     let out = dir.path().join("batch");
     let output = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
         .arg("run")
         .arg("--tasks")
-        .arg(repo_root().join("bench/scenarios/tasks"))
+        .arg(tasks)
         .args(["--task", "amount-total", "--condition", "R", "--reps", "1"])
         .arg("--agent")
         .arg(format!("script:{}", script_path.display()))
@@ -515,9 +516,10 @@ fn the_stop_reviewer_blocks_at_high_confidence_hints_below_and_drops_false_quote
         ],
         "decisions": reviewer_reply(0.6),
     });
+    let tasks = repo_root().join("bench/scenarios/tasks");
     let (blocked, hinted) = std::thread::scope(|scope| {
-        let blocked = scope.spawn(|| play_reviewed("blocking", &blocking));
-        let hinted = scope.spawn(|| play_reviewed("hinting", &hinting));
+        let blocked = scope.spawn(|| play_reviewed("blocking", &blocking, &tasks, "reviewer"));
+        let hinted = scope.spawn(|| play_reviewed("hinting", &hinting, &tasks, "reviewer"));
         (blocked.join().unwrap(), hinted.join().unwrap())
     });
 
@@ -584,4 +586,84 @@ fn the_stop_reviewer_blocks_at_high_confidence_hints_below_and_drops_false_quote
     assert_eq!(hooks["blocks"], 0);
     assert_eq!(hooks["review"]["calls"], 1);
     assert_eq!(hooks["review"]["hints"], 1);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn under_both_the_stop_asks_the_review_rules_and_the_reviewer() {
+    // The amounts project with a review rule, and the task pointing at it.
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    copy_dir(
+        &repo_root().join("bench/scenarios/projects/amounts"),
+        &project,
+    );
+    write(
+        &project,
+        "docs/review/rules.yaml",
+        "rules:\n  - id: no-swallow\n    applies: ['src/**']\n    mistake: A bad amount is skipped or \
+         turned into a default.\n    fix: Let parse_amount's ValueError propagate.\n    reference: src/util.py\n    \
+         cases:\n      violating: [{file: src/report.py, diff: '+except ValueError: pass'}]\n      \
+         compliant: [{file: src/report.py, diff: '+return sum(parse_amount(i) for i in items)'}]\n",
+    );
+    let task = dir.path().join("tasks/amount-total");
+    copy_dir(
+        &repo_root().join("bench/scenarios/tasks/amount-total"),
+        &task,
+    );
+    let toml = std::fs::read_to_string(task.join("task.toml")).unwrap();
+    let toml = toml.replace("../../projects/amounts", project.to_str().unwrap());
+    std::fs::write(task.join("task.toml"), toml).unwrap();
+
+    // The reviewer finds nothing; the rule is broken while the diff swallows
+    // the error (0.97 that the mistake is made: confidence 0.97) and kept after.
+    let script = json!({
+        "main": [
+            {"blocks": [write_block(SWALLOWING)]},
+            {"blocks": [text_block("Added total().")]},
+            {"blocks": [write_block(RAISING)]},
+            {"blocks": [text_block("A bad amount now raises.")]},
+        ],
+        "decisions": [
+            {"when": "Review this change.", "reply": {"findings": []}},
+            {"when": "except ValueError", "reply": {"no-swallow": 0.97}},
+            {"when": "Does the change make this mistake", "reply": {"no-swallow": 0.05}},
+        ],
+    });
+    let (stops, hooks) = play_reviewed("both", &script, &dir.path().join("tasks"), "both");
+    let verdicts: Vec<&str> = stops
+        .iter()
+        .map(|s| s["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["block", "pass"], "{stops:#?}");
+    let blocking = &stops[0]["review"]["blocking"][0];
+    assert_eq!(blocking["rule"], "no-swallow");
+    assert!(
+        (blocking["confidence"].as_f64().unwrap() - 0.97).abs() < 1e-9,
+        "{blocking}"
+    );
+    let reason = stops[0]["output"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(
+            "Let parse_amount's ValueError propagate. (see src/util.py, in src/report.py)"
+        ),
+        "{reason}"
+    );
+    assert_eq!(stops[1]["review"]["blocking"], json!([]));
+    assert_eq!(
+        hooks["review"]["calls"], 4,
+        "rules and reviewer at each Stop: {hooks}"
+    );
 }
