@@ -241,6 +241,24 @@ async fn review_test_passes_a_wide_margin_fails_a_narrow_one_and_sees_edits() {
     );
     assert!(yaml["rules"][1].get("tested").is_none(), "{written}");
 
+    let only = sens_bench(
+        &["review", "test", root_text, "--rule", "wide"],
+        Some((&server, false)),
+    )
+    .await;
+    let text = stdout(&only);
+    assert_eq!(only.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("was tested, margin 0.60") && !text.contains("narrow"),
+        "{text}"
+    );
+    let unknown = sens_bench(
+        &["review", "test", root_text, "--rule", "nope"],
+        Some((&server, false)),
+    )
+    .await;
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no rule `nope`"));
+
     let listed = |output: Output| stdout(&output);
     let text = listed(sens_bench(&["review", "rules", root_text, "--files", "x.py"], None).await);
     assert!(text.contains("- wide (tested, margin 0.60)"), "{text}");
