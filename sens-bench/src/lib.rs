@@ -7,7 +7,7 @@
 //! groups) -> `workspace` (copies, hidden files, the agent's diff) -> `agent`
 //! (the CLI session) -> `measure` -> `record` -> `batch` (the batch folder and
 //! one attempt) -> `stats` -> `report`. The commands over them: `run`,
-//! `sequence_run`, `merge`, `validate`, `gate`, `label`, `calibrate`, `suggest_eval`, `engine_cli` (with
+//! `sequence_run`, `merge`, `validate`, `gate`, `review`, `label`, `calibrate`, `suggest_eval`, `engine_cli` (with
 //! `engine_bench` and `resident`, the engine in a person's own Claude Code), `stats_bench`.
 
 pub mod agent;
@@ -24,6 +24,7 @@ pub mod merge;
 pub mod record;
 pub mod report;
 pub mod resident;
+pub mod review;
 pub mod run;
 pub mod sequence_run;
 pub mod spec;

@@ -45,6 +45,8 @@ enum Command {
     /// changed (exit 1 when a labelled decision gets worse, 2 on bad input or an
     /// unreplayable decision).
     Gate(sens_bench::gate::GateArgs),
+    /// Review rules next to the code: list, run, test, dismiss (SPEC 7).
+    Review(sens_bench::review::ReviewArgs),
     /// Label one engine decision of a batch just or unjust.
     Label(sens_bench::label::LabelArgs),
     /// Report on a batch: Markdown, CSV and plots, or the comparisons as JSON.
@@ -117,6 +119,7 @@ fn main() -> ExitCode {
             logs: limits.logs,
         }),
         Command::Gate(args) => sens_bench::gate::gate(&args),
+        Command::Review(args) => sens_bench::review::review(&args),
         Command::Label(args) => sens_bench::label::label(&args),
         Command::Report(options) => sens_bench::report::report(&options),
         Command::Run(args) => sens_bench::run::run(&args),

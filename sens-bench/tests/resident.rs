@@ -208,6 +208,7 @@ async fn a_copy_is_denied_a_stop_with_a_copy_on_disk_blocked_and_the_third_round
                 done(),
             ],
             agent: Vec::new(),
+            decisions: Vec::new(),
         })
         .await;
     let ledger = project.ledger();
@@ -272,6 +273,7 @@ async fn an_engine_killed_mid_session_is_restarted_by_the_next_hook_and_keeps_th
                 done(),
             ],
             agent: Vec::new(),
+            decisions: Vec::new(),
         })
         .await;
     let killed = std::fs::read_to_string(killed).unwrap();

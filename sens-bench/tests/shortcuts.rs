@@ -10,7 +10,7 @@ use sens_bench::agent::HookHandler;
 use sens_bench::agent::claude::{
     ApiEndpoint, ClaudeOptions, TurnResult, pinned_claude_bin, run_once,
 };
-use sens_bench::agent::engine::engine_handler;
+use sens_bench::agent::engine::{HandlerOptions, engine_handler};
 use sens_bench::agent::model_server::{ModelServer, RecordedRequest};
 use sens_bench::agent::script::{Block, Script, Turn};
 use serde_json::{Value, json};
@@ -125,7 +125,7 @@ async fn play(script: Script, engine: bool) -> Played {
     };
     let ledger_path = dir.path().join("hooks.jsonl");
     let handler: Option<Box<dyn HookHandler>> = engine.then(|| {
-        let session = engine_handler(&ws, &ledger_path, Default::default(), false, None)
+        let session = engine_handler(&ws, &ledger_path, HandlerOptions::default())
             .unwrap_or_else(|err| panic!("{err:#}"));
         Box::new(session) as Box<dyn HookHandler>
     });
@@ -287,6 +287,7 @@ fn script(tools: Vec<Block>) -> Script {
     Script {
         main,
         agent: Vec::new(),
+        decisions: Vec::new(),
     }
 }
 
@@ -370,6 +371,7 @@ async fn a_subagents_copy_goes_through_the_same_hooks_and_is_denied() {
             Turn::new(vec![write("src/money.py", COPY)]),
             Turn::new(vec![Block::text("Subagent finished.")]),
         ],
+        decisions: Vec::new(),
     };
     let c2 = play(scenario(), true).await;
     assert_eq!(

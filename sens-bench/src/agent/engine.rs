@@ -10,6 +10,7 @@ use anyhow::Context;
 use sens_engine::Engine;
 use sens_engine::cache::IndexCache;
 use sens_engine::config::RuleConfig;
+use sens_engine::session::review::ReviewOptions;
 use sens_engine::session::{Session, SessionOptions};
 use serde_json::Value;
 
@@ -33,22 +34,33 @@ impl HookHandler for Session {
     }
 }
 
+/// What a condition asks of the engine's hook session besides its ledger.
+#[derive(Debug, Default)]
+pub struct HandlerOptions<'a> {
+    /// The rules the engine judges with.
+    pub rules: RuleConfig,
+    /// Serve the query tools (condition option `mcp_tools`).
+    pub tools: bool,
+    /// The on-disk index cache folder (`None`: index every file).
+    pub cache: Option<&'a Path>,
+    /// The reviewer of the Stop audit (condition option `review`).
+    pub review: Option<ReviewOptions>,
+}
+
 /// The C2 hook handler for `workspace` (a git repository): the engine, with the
 /// index of the workspace as it stands and the condition's rules, inside a hook
 /// session whose ledger is appended to `ledger` (outside the workspace, or under
-/// its `.sens/`), serving its query tools when `tools`, the index taken from the
-/// on-disk `cache` folder where it holds a file. Pass it to
+/// its `.sens/`), as `handler` asks. Pass it to
 /// [`super::claude::ClaudeSession::start`].
 pub fn engine_handler(
     workspace: &Path,
     ledger: &Path,
-    rules: RuleConfig,
-    tools: bool,
-    cache: Option<&Path>,
+    handler: HandlerOptions,
 ) -> anyhow::Result<Session> {
-    let engine = open_engine(workspace, &rules, cache)?;
-    let mut options = session_options(ledger, &rules);
-    options.tools = tools;
+    let engine = open_engine(workspace, &handler.rules, handler.cache)?;
+    let mut options = session_options(ledger, &handler.rules);
+    options.tools = handler.tools;
+    options.review = handler.review;
     engine_session(workspace, engine, options)
 }
 

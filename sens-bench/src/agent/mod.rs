@@ -15,9 +15,12 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub mod claude;
+pub mod decider;
 pub mod engine;
+pub mod messages;
 pub mod model_server;
 pub mod oracle;
+pub mod review;
 pub mod script;
 
 /// Answers Claude Code hook callbacks in process (C2's engine session; tests).

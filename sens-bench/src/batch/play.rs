@@ -4,6 +4,7 @@
 //! agents: the scripted model server).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -11,13 +12,17 @@ use anyhow::Context;
 use super::BatchFolder;
 use super::stage::Attempt;
 use crate::agent::claude::{AgentError, ApiEndpoint, ClaudeOptions, TurnResult, run_once};
-use crate::agent::engine::engine_handler;
+use crate::agent::decider;
+use crate::agent::engine::{HandlerOptions, engine_handler};
+use crate::agent::messages::MessagesClient;
 use crate::agent::model_server::ModelServer;
 use crate::agent::oracle::oracle_script;
+use crate::agent::review::BenchReviewer;
 use crate::agent::script::Script;
 use crate::agent::{AgentKind, HookHandler};
 use crate::exec;
 use crate::spec::conditions::Condition;
+use sens_engine::session::review::{DEFAULT_BLOCK_AT, ReviewOptions};
 
 impl BatchFolder {
     /// Runs the agent on the copy; `None` when Ctrl-C came first (the CLI and
@@ -86,14 +91,15 @@ impl BatchFolder {
             // Every run shares one index cache: a copy of the same task or step
             // parses only the files its set-up or the earlier steps changed.
             let cache = self.cache.engine_index()?;
+            let review = review_options(input.root, condition, options.api.as_ref())?;
             let started = std::time::Instant::now();
-            let session = engine_handler(
-                input.root,
-                ledger,
-                condition.rule_config.clone(),
-                condition.mcp_tools,
-                Some(&cache),
-            )?;
+            let handler = HandlerOptions {
+                rules: condition.rule_config.clone(),
+                tools: condition.mcp_tools,
+                cache: Some(&cache),
+                review,
+            };
+            let session = engine_handler(input.root, ledger, handler)?;
             *engine_start = started.elapsed().as_secs_f64();
             Some(Box::new(session))
         } else {
@@ -101,6 +107,38 @@ impl BatchFolder {
         };
         run_once(&options, handler, prompt).await
     }
+}
+
+/// The Stop audit's reviewer a condition asks for, against the scripted model
+/// server when the agent has one (else the environment's API): the review rules'
+/// decision model and the reviewer model answer where the agent's model does.
+fn review_options(
+    root: &Path,
+    condition: &Condition,
+    api: Option<&ApiEndpoint>,
+) -> anyhow::Result<Option<ReviewOptions>> {
+    let Some(mode) = condition.review else {
+        return Ok(None);
+    };
+    let model = condition
+        .review_model
+        .as_deref()
+        .unwrap_or(decider::DEFAULT_MODEL);
+    let client = match api {
+        Some(api) => {
+            MessagesClient::new(&api.base_url, &api.api_key, model, decider::DEFAULT_TIMEOUT)
+        }
+        None => MessagesClient::from_env(model, decider::DEFAULT_TIMEOUT)?,
+    };
+    let decider: Box<dyn decider::Decider> = match api {
+        Some(_) => Box::new(decider::Messages(client.clone())),
+        None => decider::from_env(model, decider::DEFAULT_TIMEOUT)?,
+    };
+    let reviewer = BenchReviewer::new(root, mode, decider, client)?;
+    Ok(Some(ReviewOptions {
+        reviewer: Arc::new(reviewer),
+        block_at: condition.review_block_at.unwrap_or(DEFAULT_BLOCK_AT),
+    }))
 }
 
 /// Resolves once Ctrl-C (or SIGTERM) has been received.

@@ -1,8 +1,8 @@
 //! The hook ledger (`hooks.jsonl`) read back: each line parsed once into a typed
 //! line (the engine's own [`Verdict`]), and the record's hook counts from them:
-//! `deny`, `block` and `paused` verdicts, and the suggestions every callback
-//! gave; and its calls of the engine's query tools per tool. Engine errors stay
-//! in the ledger only.
+//! `deny`, `block` and `paused` verdicts, the suggestions every callback
+//! gave, and the Stop audit reviewer's calls, tokens and findings; and its calls
+//! of the engine's query tools per tool. Engine errors stay in the ledger only.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,6 +11,7 @@ use anyhow::Context;
 use sens_engine::finding::Finding;
 use sens_engine::session::TOOL_CALL_EVENT;
 use sens_engine::session::ledger::Verdict;
+use sens_engine::session::review::ReviewRecord;
 use serde::{Deserialize, Serialize};
 
 use crate::jsonl;
@@ -46,6 +47,9 @@ pub struct LedgerLine {
     /// Kept as written: only their number is counted.
     #[serde(default)]
     pub suggestions: Vec<serde_json::Value>,
+    /// The Stop audit's review, when one ran.
+    #[serde(default)]
+    pub review: Option<ReviewRecord>,
 }
 
 /// Hook counts from the run's ledger (zero for conditions without the engine).
@@ -55,6 +59,26 @@ pub struct HookCounts {
     pub blocks: u64,
     pub pauses: u64,
     pub suggestions: u64,
+    /// Left out of records of runs without a review.
+    #[serde(default, skip_serializing_if = "ReviewCounts::is_empty")]
+    pub review: ReviewCounts,
+}
+
+/// The Stop audit reviewer over a run: model calls, their tokens, and its
+/// findings by fate (dropped: no quote, or one not verbatim in the diff).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewCounts {
+    pub calls: u64,
+    pub tokens: u64,
+    pub blocking: u64,
+    pub hints: u64,
+    pub dropped: u64,
+}
+
+impl ReviewCounts {
+    fn is_empty(&self) -> bool {
+        *self == ReviewCounts::default()
+    }
 }
 
 /// Every line of a ledger; an empty ledger has none. A line that is not a ledger
@@ -78,6 +102,13 @@ pub fn hook_counts(lines: &[LedgerLine]) -> HookCounts {
             _ => {}
         }
         counts.suggestions += line.suggestions.len() as u64;
+        if let Some(review) = &line.review {
+            counts.review.calls += u64::from(review.calls);
+            counts.review.tokens += review.tokens;
+            counts.review.blocking += review.blocking.len() as u64;
+            counts.review.hints += review.hints.len() as u64;
+            counts.review.dropped += review.dropped.len() as u64;
+        }
     }
     counts
 }
@@ -135,6 +166,7 @@ mod tests {
             r#"{"seq":9,"event":"PreToolUse","tool":"mcp__sens__find_symbol","verdict":"allow"}"#,
             r#"{"seq":10,"event":"ToolCall","tool":"find_symbol","verdict":"error"}"#,
             r#"{"seq":11,"event":"ToolCall","tool":"already_exists","verdict":"answer"}"#,
+            r#"{"seq":8,"event":"Stop","verdict":"pass","review":{"calls":2,"tokens":9,"blocking":[],"hints":[{"rule":"r","message":"m","confidence":0.5}],"dropped":[]}}"#,
         ];
         std::fs::write(&ledger, lines.join("\n") + "\n").unwrap();
         let calls = tool_calls(&read_ledger(&ledger).unwrap());
@@ -150,7 +182,14 @@ mod tests {
                 denials: 1,
                 blocks: 2,
                 pauses: 1,
-                suggestions: 2
+                suggestions: 2,
+                review: ReviewCounts {
+                    calls: 2,
+                    tokens: 9,
+                    blocking: 0,
+                    hints: 1,
+                    dropped: 0
+                },
             }
         );
         std::fs::write(&ledger, "").unwrap();

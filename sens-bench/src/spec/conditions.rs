@@ -29,6 +29,24 @@ pub struct Condition {
     /// The rules the engine judges with: `rules` loaded when the file is read.
     #[serde(skip)]
     pub rule_config: RuleConfig,
+    /// The reviewer in the engine's Stop audit (needs `engine`): the project's
+    /// review rules, the reviewer model, or both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewMode>,
+    /// The confidence at which a review finding blocks (default 0.9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_block_at: Option<f64>,
+    /// The Messages API model the review asks (default: the review commands').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_model: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewMode {
+    Rules,
+    Reviewer,
+    Both,
 }
 
 /// Every condition of a conditions file, by name.
@@ -62,15 +80,24 @@ impl Conditions {
                 "no condition is defined: add a table such as [C0] with description, canon, engine"
             );
         }
-        if let Some(name) = map
-            .iter()
-            .find(|(_, c)| c.mcp_tools && !c.engine)
-            .map(|(n, _)| n)
-        {
-            bail!(
-                "[{name}] field `mcp_tools`: the tools are served by the engine's session, so \
-                 mcp_tools = true needs engine = true"
-            );
+        for (name, condition) in &map {
+            if condition.mcp_tools && !condition.engine {
+                bail!(
+                    "[{name}] field `mcp_tools`: the tools are served by the engine's session, so \
+                     mcp_tools = true needs engine = true"
+                );
+            }
+            if condition.review.is_some() && !condition.engine {
+                bail!(
+                    "[{name}] field `review`: the review runs in the engine's Stop audit; set engine = true"
+                );
+            }
+            if let Some(at) = condition
+                .review_block_at
+                .filter(|at| !(*at > 0.0 && *at <= 1.0))
+            {
+                bail!("[{name}] field `review_block_at`: {at} is not a confidence in (0, 1]");
+            }
         }
         Ok(Self(map))
     }
@@ -150,6 +177,27 @@ mod tests {
             .unwrap();
         let written = toml::to_string(&parsed[0].1).unwrap();
         assert!(!written.contains("mcp_tools"), "{written}");
+    }
+
+    #[test]
+    fn review_options_parse_and_are_checked() {
+        let text = "[R]\ndescription = \"d\"\ncanon = false\nengine = true\nreview = \"both\"\n\
+                    review_block_at = 0.95\n";
+        let conditions = Conditions::parse(text).expect("parses");
+        let picked = conditions.select(&names(&["R"])).expect("exists");
+        assert_eq!(picked[0].1.review, Some(ReviewMode::Both));
+        let no_engine = text.replace("engine = true", "engine = false");
+        let err = Conditions::parse(&no_engine).unwrap_err().to_string();
+        assert!(err.contains("[R] field `review`"), "{err}");
+        let err = Conditions::parse(&text.replace("0.95", "1.5"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("[R] field `review_block_at`"), "{err}");
+        let err = Conditions::parse(&text.replace("\"both\"", "\"all\"")).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("unknown variant `all`"),
+            "{err:#}"
+        );
     }
 
     #[test]

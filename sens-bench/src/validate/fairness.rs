@@ -9,11 +9,10 @@
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use sens_engine::config::RuleConfig;
 use sens_engine::session::Session;
 use serde_json::{Value, json};
 
-use crate::agent::engine::engine_handler;
+use crate::agent::engine::{HandlerOptions, engine_handler};
 use crate::agent::oracle::oracle_script;
 use crate::agent::script::Block;
 
@@ -47,9 +46,7 @@ impl FairPlay {
         let session = engine_handler(
             root,
             &ledger.path().join(crate::measure::ledger::LEDGER_FILE),
-            RuleConfig::default(),
-            false,
-            None,
+            HandlerOptions::default(),
         )?;
         let mut play = Self {
             session,

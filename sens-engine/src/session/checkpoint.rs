@@ -438,6 +438,30 @@ impl Checkpoints {
         tree_changes(&self.repo, from, to)
     }
 
+    /// The `git diff` text (3 lines of context) between two trees; binary
+    /// files show as git shows them, without content.
+    pub fn patch(&self, from: Oid, to: Oid) -> anyhow::Result<String> {
+        let old = self
+            .repo
+            .find_tree(from)
+            .context("finding the earlier tree")?;
+        let new = self.repo.find_tree(to).context("finding the later tree")?;
+        let diff = self
+            .repo
+            .diff_tree_to_tree(Some(&old), Some(&new), None)
+            .context("comparing two snapshot trees")?;
+        let mut patch = Vec::new();
+        diff.print(git2::DiffFormat::Patch, |_, _, line| {
+            if matches!(line.origin(), '+' | '-' | ' ') {
+                patch.push(line.origin() as u8);
+            }
+            patch.extend_from_slice(line.content());
+            true
+        })
+        .context("printing the change as a patch")?;
+        Ok(String::from_utf8_lossy(&patch).into_owned())
+    }
+
     /// Each file that differs, with its blob on each side.
     fn deltas(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<Delta>> {
         tree_deltas(&self.repo, from, to)

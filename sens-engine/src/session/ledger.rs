@@ -78,10 +78,36 @@ pub struct Entry<'a> {
     pub suggestions: &'a [Suggestion],
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<&'a str>,
+    /// The Stop audit's review, when one ran: calls, tokens, and its findings
+    /// blocking, as hints, or dropped (a quote not verbatim in the diff).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<&'a ReviewRecord>,
     pub latency_us: u64,
     /// What the engine answered.
     pub output: &'a Value,
     pub input: &'a Value,
+}
+
+/// One thing a reviewer found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewFinding {
+    /// The review rule's id, or `reviewer` for the reviewer model.
+    pub rule: String,
+    pub message: String,
+    /// The diff text the finding is about; a reviewer model's findings must carry one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<String>,
+    pub confidence: f64,
+}
+
+/// The ledger's `review` field: calls, tokens, and each finding by its fate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReviewRecord {
+    pub calls: u32,
+    pub tokens: u64,
+    pub blocking: Vec<ReviewFinding>,
+    pub hints: Vec<ReviewFinding>,
+    pub dropped: Vec<ReviewFinding>,
 }
 
 pub struct Ledger {
@@ -206,6 +232,7 @@ mod tests {
                 findings: &[],
                 suggestions: &[],
                 error: None,
+                review: None,
                 latency_us: 1,
                 output: &json!({}),
                 input: &input,

@@ -11,6 +11,7 @@ pub mod checkpoint;
 pub mod ledger;
 pub mod protect;
 pub mod rebuild;
+pub mod review;
 pub mod shell;
 
 use std::collections::HashMap;
@@ -53,6 +54,8 @@ pub struct SessionOptions {
     /// How a human decides a paused turn (the commands to run). When set, a
     /// pause also lists the files that differ from the approved point.
     pub human_decision: Option<String>,
+    /// The reviewer asked at Stop after the change rules pass (`None`: no review).
+    pub review: Option<review::ReviewOptions>,
 }
 
 impl SessionOptions {
@@ -64,6 +67,7 @@ impl SessionOptions {
             max_stop_rounds: DEFAULT_MAX_STOP_ROUNDS,
             tools: false,
             human_decision: None,
+            review: None,
         }
     }
 }
@@ -123,6 +127,7 @@ struct Outcome {
     suggestions: Vec<Suggestion>,
     tree: Option<Oid>,
     error: Option<String>,
+    review: Option<review::ReviewRecord>,
 }
 
 impl Outcome {
@@ -134,6 +139,7 @@ impl Outcome {
             suggestions: Vec::new(),
             tree,
             error: None,
+            review: None,
         }
     }
 
@@ -411,6 +417,7 @@ impl Session {
             findings: &outcome.findings,
             suggestions: &outcome.suggestions,
             error: outcome.error.as_deref(),
+            review: outcome.review.as_ref(),
             latency_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             output: &outcome.output,
             input,
@@ -612,6 +619,9 @@ impl Session {
         let (tree, findings) = self.audit()?;
         let blocking = blocking_of(&findings, &self.pending);
         if blocking.is_empty() {
+            if let Some(outcome) = self.review_at_stop(event, input, tree, &findings)? {
+                return Ok(outcome.with_findings(findings));
+            }
             self.approve(tree)?;
             self.stop_rounds.remove(&agent_key(input));
             return Ok(Outcome::new(Verdict::Pass, json!({}), Some(tree)).with_findings(findings));
