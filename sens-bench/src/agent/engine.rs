@@ -1,5 +1,6 @@
 //! C2's hook handler: the engine's hook session answering the CLI's callbacks
-//! in process (SPEC 2.6). The session already speaks the CLI's hook JSON; this
+//! in process (SPEC 2.6), and a condition's handler: the engine with the
+//! condition's guards, or the guards alone (`engine = false`). The session already speaks the CLI's hook JSON; this
 //! lets the driver hold it as a [`HookHandler`] and builds it for a workspace.
 
 use std::path::Path;
@@ -7,10 +8,12 @@ use std::path::Path;
 use anyhow::Context;
 use sens_engine::Engine;
 use sens_engine::config::RuleConfig;
+use sens_engine::session::guards::Guards;
 use sens_engine::session::{Session, SessionOptions};
 use serde_json::Value;
 
 use super::HookHandler;
+use crate::spec::conditions::Condition;
 
 impl HookHandler for Session {
     fn hook_registrations(&self) -> Value {
@@ -42,4 +45,29 @@ pub fn engine_handler(
             workspace.display()
         )
     })
+}
+
+/// The hook handler a condition asks for: `None` without the engine and
+/// without guards; the engine with the guards added; or, with `engine =
+/// false`, a session of the guards alone (no copy rules). `test_commands` are
+/// the project's test commands (the guards' evidence of a test run).
+pub fn condition_handler(
+    workspace: &Path,
+    ledger: &Path,
+    condition: &Condition,
+    test_commands: &[String],
+) -> anyhow::Result<Option<Session>> {
+    let guards = Guards::new(&condition.guard_specs, test_commands)?;
+    if condition.engine {
+        let session = engine_handler(workspace, ledger, condition.rule_config.clone())?;
+        return Ok(Some(session.with_guards(guards)));
+    }
+    if guards.is_empty() {
+        return Ok(None);
+    }
+    let options = SessionOptions::new(ledger.to_path_buf());
+    let session = Session::guards_only(workspace, guards, options).with_context(|| {
+        format!("starting the guards' hook session in {}", workspace.display())
+    })?;
+    Ok(Some(session))
 }

@@ -13,6 +13,7 @@ use crate::exec::{self, CommandLine, Status};
 use crate::jsonl;
 use crate::measure::integrity;
 use crate::measure::ledger::{HookCounts, hook_counts, read_ledger};
+use crate::spec::conditions::Condition;
 use crate::measure::outcomes::{OutcomeCounts, classify};
 use crate::measure::{self, Inputs};
 use crate::record::{Integrity, RunRecord};
@@ -66,7 +67,7 @@ pub(super) fn test_verdict(
 pub(super) fn grade(
     jscpd: Option<&Path>,
     input: &Attempt<'_>,
-    engine: bool,
+    condition: &Condition,
     ledger: &Path,
     result: &Result<TurnResult, AgentError>,
     record: &mut RunRecord,
@@ -81,8 +82,10 @@ pub(super) fn grade(
     })
     .map_err(Stop::infra)?;
     record.integrity = integrity_of(input, &changes).map_err(Stop::infra)?;
-    if engine {
+    if condition.engine {
         sens_engine::replay::save_material(input.root, input.dir).map_err(Stop::infra)?;
+    }
+    if condition.has_hooks() {
         let lines = read_ledger(ledger).map_err(Stop::infra)?;
         record.hooks = hook_counts(&lines);
         record.outcomes = OutcomeCounts::of(&classify(&lines));

@@ -10,7 +10,7 @@ use anyhow::Context;
 use super::BatchFolder;
 use super::stage::Attempt;
 use crate::agent::claude::{AgentError, ApiEndpoint, ClaudeOptions, TurnResult, run_once};
-use crate::agent::engine::engine_handler;
+use crate::agent::engine::condition_handler;
 use crate::agent::model_server::ModelServer;
 use crate::agent::oracle::oracle_script;
 use crate::agent::script::Script;
@@ -77,12 +77,9 @@ impl BatchFolder {
             env: input.env.to_vec(),
             transcript: input.dir.join("transcript.jsonl"),
         };
-        let handler: Option<Box<dyn HookHandler>> = if condition.engine {
-            let session = engine_handler(input.root, ledger, condition.rule_config.clone())?;
-            Some(Box::new(session))
-        } else {
-            None
-        };
+        let tests = [input.commands.test.clone()];
+        let handler = condition_handler(input.root, ledger, condition, &tests)?
+            .map(|session| Box::new(session) as Box<dyn HookHandler>);
         run_once(&options, handler, prompt).await
     }
 }

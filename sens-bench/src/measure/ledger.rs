@@ -3,10 +3,12 @@
 //! `deny`, `block` and `paused` verdicts, and the suggestions every callback
 //! gave. Engine errors stay in the ledger only.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context;
 use sens_engine::finding::Finding;
+use sens_engine::session::guards::{Decision, Kind};
 use sens_engine::session::ledger::Verdict;
 use serde::{Deserialize, Serialize};
 
@@ -43,15 +45,47 @@ pub struct LedgerLine {
     /// Kept as written: only their number is counted.
     #[serde(default)]
     pub suggestions: Vec<serde_json::Value>,
+    /// The guards' decisions on this callback.
+    #[serde(default)]
+    pub guards: Vec<Decision>,
 }
 
-/// Hook counts from the run's ledger (zero for conditions without the engine).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Hook counts from the run's ledger (zero for conditions without hooks).
+/// `denials` and `blocks` count the answers, whoever gave them (the engine or
+/// a guard); `guards` counts each guard's own decisions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HookCounts {
     pub denials: u64,
     pub blocks: u64,
     pub pauses: u64,
     pub suggestions: u64,
+    /// Guard name -> its notes and blocks (denials included); absent in records
+    /// written before guards.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub guards: BTreeMap<String, GuardCounts>,
+}
+
+/// One guard's decisions in a run: notes given, and tool calls denied or Stops
+/// blocked. Marks (ledger-only) are not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuardCounts {
+    pub notes: u64,
+    pub blocks: u64,
+}
+
+impl HookCounts {
+    /// Adds another run's counts (a report's per-condition sums).
+    pub fn add(&mut self, other: &HookCounts) {
+        self.denials += other.denials;
+        self.blocks += other.blocks;
+        self.pauses += other.pauses;
+        self.suggestions += other.suggestions;
+        for (name, counts) in &other.guards {
+            let sum = self.guards.entry(name.clone()).or_default();
+            sum.notes += counts.notes;
+            sum.blocks += counts.blocks;
+        }
+    }
 }
 
 /// Every line of a ledger; an empty ledger has none. A line that is not a ledger
@@ -75,6 +109,14 @@ pub fn hook_counts(lines: &[LedgerLine]) -> HookCounts {
             _ => {}
         }
         counts.suggestions += line.suggestions.len() as u64;
+        for decision in &line.guards {
+            let guard = counts.guards.entry(decision.guard.clone()).or_default();
+            match decision.decision {
+                Kind::Note => guard.notes += 1,
+                Kind::Deny | Kind::Block => guard.blocks += 1,
+                Kind::Mark => {}
+            }
+        }
     }
     counts
 }
@@ -126,7 +168,8 @@ mod tests {
                 denials: 1,
                 blocks: 2,
                 pauses: 1,
-                suggestions: 2
+                suggestions: 2,
+                guards: BTreeMap::new(),
             }
         );
         std::fs::write(&ledger, "").unwrap();

@@ -288,10 +288,7 @@ pub fn hook_sums<'a>(records: impl Iterator<Item = &'a RunRecord>) -> Vec<HookRo
             outcomes: OutcomeCounts::default(),
         });
         row.runs += 1;
-        row.counts.denials += run.hooks.denials;
-        row.counts.blocks += run.hooks.blocks;
-        row.counts.pauses += run.hooks.pauses;
-        row.counts.suggestions += run.hooks.suggestions;
+        row.counts.add(&run.hooks);
         row.outcomes.merge(&run.outcomes);
     }
     rows.into_values().collect()

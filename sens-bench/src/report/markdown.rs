@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::analysis::{Analysis, Comparison, Metric};
 use super::{Exporter, fmt_num, fmt_opt, fmt_p, plots};
-use crate::record::{Outcome, RunStatus};
+use crate::record::{HookCounts, Outcome, RunStatus};
 use crate::stats::MAX_RELABELLINGS;
 
 pub struct Markdown;
@@ -207,6 +207,9 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
         "Engine hook counts summed over every run of a condition, and what the agent did \
          after each denial and block (classes defined in `record.rs`).\n"
     )?;
+    // The guards' column only where a condition had guards, so reports of
+    // batches without them stay as they were.
+    let any_guards = a.hooks.iter().any(|h| !h.counts.guards.is_empty());
     let rows: Vec<Vec<String>> = a
         .hooks
         .iter()
@@ -221,6 +224,7 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
             ]
             .into_iter()
             .chain(Outcome::ALL.map(|o| h.outcomes.get(o).to_string()))
+            .chain(any_guards.then(|| guard_counts(&h.counts)))
             .collect()
         })
         .collect();
@@ -233,7 +237,20 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
         "suggestions",
     ];
     head.extend(Outcome::ALL.map(Outcome::as_str));
+    if any_guards {
+        head.push("guards (notes/blocks)");
+    }
     table(out, &head, &rows)
+}
+
+/// A condition's guard counts in one cell: `loop 1/0, stop-evidence 0/1`.
+fn guard_counts(counts: &HookCounts) -> String {
+    counts
+        .guards
+        .iter()
+        .map(|(name, c)| format!("{name} {}/{}", c.notes, c.blocks))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn integrity(out: &mut String, a: &Analysis) -> std::fmt::Result {

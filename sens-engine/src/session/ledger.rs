@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::guards::Decision;
 use crate::finding::{Finding, Suggestion};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +70,10 @@ pub struct Entry<'a> {
     pub findings: &'a [Finding],
     #[serde(skip_serializing_if = "<[Suggestion]>::is_empty")]
     pub suggestions: &'a [Suggestion],
+    /// The guards' decisions on this callback (`guard`, `decision`: note, deny,
+    /// block or mark, `message`); absent when no guard decided anything.
+    #[serde(skip_serializing_if = "<[Decision]>::is_empty")]
+    pub guards: &'a [Decision],
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<&'a str>,
     pub latency_us: u64,
@@ -198,6 +203,7 @@ mod tests {
                 verdict: Verdict::Pass,
                 findings: &[],
                 suggestions: &[],
+                guards: &[],
                 error: None,
                 latency_us: 1,
                 output: &json!({}),

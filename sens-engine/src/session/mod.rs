@@ -6,8 +6,13 @@
 //! the session, then the state of every passing audit. `handle` never returns an
 //! error: an internal failure is answered with a deny (PreToolUse) or a block
 //! (Stop), never an approval, and is written to the ledger.
+//!
+//! Guards ([`guards`]) add their decisions to every answer. A session without
+//! a judge ([`Session::guards_only`]) runs the guards alone: no copy rules, no
+//! protected paths, no audit; every Stop passes unless a guard blocks it.
 
 pub mod checkpoint;
+pub mod guards;
 pub mod ledger;
 pub mod protect;
 pub mod rebuild;
@@ -24,6 +29,7 @@ use serde_json::{Value, json};
 use crate::finding::{Finding, NewUnit, Suggestion};
 use crate::judge::Judge;
 use checkpoint::{Checkpoint, Checkpoints};
+use guards::{Decision, Guards, Kind};
 use ledger::{Entry, Ledger, Verdict};
 use protect::{PROTECTED_DESCRIPTION, is_protected};
 
@@ -109,6 +115,7 @@ struct Outcome {
     output: Value,
     findings: Vec<Finding>,
     suggestions: Vec<Suggestion>,
+    guards: Vec<Decision>,
     tree: Option<Oid>,
     error: Option<String>,
 }
@@ -120,6 +127,7 @@ impl Outcome {
             output,
             findings: Vec::new(),
             suggestions: Vec::new(),
+            guards: Vec::new(),
             tree,
             error: None,
         }
@@ -135,7 +143,9 @@ pub struct Session {
     root: PathBuf,
     /// The root as the file system spells it, for tool paths given that way.
     canonical_root: PathBuf,
-    judge: Box<dyn Judge>,
+    /// `None`: the guards alone, without the engine's copy rules.
+    judge: Option<Box<dyn Judge>>,
+    guards: Guards,
     checkpoints: Checkpoints,
     ledger: Ledger,
     options: SessionOptions,
@@ -147,6 +157,10 @@ pub struct Session {
     /// Failing Stop rounds in this turn, per agent (`None` is the main agent).
     stop_rounds: HashMap<Option<String>, u32>,
     awaiting_human: bool,
+    /// The tree at the turn's UserPromptSubmit: what a Stop's changes are against.
+    turn_start: Option<Oid>,
+    /// Files the last rescan found changed since the one before.
+    last_changed: Vec<String>,
 }
 
 impl Session {
@@ -154,6 +168,31 @@ impl Session {
     pub fn new(
         root: &Path,
         judge: Box<dyn Judge>,
+        options: SessionOptions,
+    ) -> anyhow::Result<Self> {
+        Self::open(root, Some(judge), Guards::none(), options)
+    }
+
+    /// A session that runs the guards alone (no copy rules, see the module
+    /// documentation).
+    pub fn guards_only(
+        root: &Path,
+        guards: Guards,
+        options: SessionOptions,
+    ) -> anyhow::Result<Self> {
+        Self::open(root, None, guards, options)
+    }
+
+    /// The session with `guards` added to its answers.
+    pub fn with_guards(mut self, guards: Guards) -> Self {
+        self.guards = guards;
+        self
+    }
+
+    fn open(
+        root: &Path,
+        judge: Option<Box<dyn Judge>>,
+        guards: Guards,
         options: SessionOptions,
     ) -> anyhow::Result<Self> {
         let checkpoints = Checkpoints::open(root)?;
@@ -178,6 +217,7 @@ impl Session {
             root: root.to_path_buf(),
             canonical_root,
             judge,
+            guards,
             checkpoints,
             ledger,
             options,
@@ -186,6 +226,8 @@ impl Session {
             pending: Vec::new(),
             stop_rounds: HashMap::new(),
             awaiting_human: false,
+            turn_start: None,
+            last_changed: Vec::new(),
         })
     }
 
@@ -243,7 +285,10 @@ impl Session {
             .and_then(Value::as_str)
             .and_then(Event::from_name)
             .or_else(|| Event::from_callback_id(callback_id));
-        let outcome = match self.dispatch(event, callback_id, input) {
+        let decided = self
+            .dispatch(event, callback_id, input)
+            .and_then(|outcome| self.guard(event, input, outcome));
+        let outcome = match decided {
             Ok(outcome) => outcome,
             Err(e) => self.failure(event, input, &format!("{e:#}")),
         };
@@ -278,6 +323,7 @@ impl Session {
             verdict: outcome.verdict,
             findings: &outcome.findings,
             suggestions: &outcome.suggestions,
+            guards: &outcome.guards,
             error: outcome.error.as_deref(),
             latency_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             output: &outcome.output,
@@ -339,9 +385,17 @@ impl Session {
             self.checkpoints.mark_approved(&checkpoint)?;
             self.approved = Some(checkpoint);
         }
+        if self.turn_start.is_none() || !guards::is_command_prompt(prompt) {
+            self.turn_start = Some(tree);
+        }
         self.stop_rounds.clear();
-        self.judge.note_prompt(prompt);
-        let suggestions = self.judge.suggest(prompt)?;
+        let suggestions = match &mut self.judge {
+            Some(judge) => {
+                judge.note_prompt(prompt);
+                judge.suggest(prompt)?
+            }
+            None => Vec::new(),
+        };
         let mut outcome = if suggestions.is_empty() {
             Outcome::new(Verdict::Quiet, json!({}), Some(tree))
         } else {
@@ -363,7 +417,9 @@ impl Session {
             .filter(|v| v.is_object())
             .context("PreToolUse input has no `tool_input` object")?;
         let cwd = self.cwd(input)?;
-        if rebuild::FILE_TOOLS.contains(&tool) {
+        if self.judge.is_none() {
+            Ok(Outcome::new(Verdict::Allow, json!({}), self.judged_tree()?))
+        } else if rebuild::FILE_TOOLS.contains(&tool) {
             self.on_file_write(tool, tool_input, &cwd)
         } else if tool == "Bash" {
             self.on_bash(tool_input, &cwd)
@@ -392,7 +448,10 @@ impl Session {
             return Ok(Outcome::new(Verdict::Allow, json!({}), tree));
         };
         let content = rebuild::content_after(tool, tool_input, &path)?;
-        let findings = self.judge.check_write(Path::new(&relative), &content)?;
+        let findings = match &mut self.judge {
+            Some(judge) => judge.check_write(Path::new(&relative), &content)?,
+            None => Vec::new(),
+        };
         let (blocking, hints): (Vec<&Finding>, Vec<&Finding>) =
             findings.iter().partition(|f| f.blocks);
         let outcome = if !blocking.is_empty() {
@@ -450,6 +509,9 @@ impl Session {
 
     fn on_post_tool(&mut self, event: Event) -> anyhow::Result<Outcome> {
         let (tree, mut findings) = self.look_with_rescan()?;
+        if self.judge.is_none() {
+            return Ok(Outcome::new(Verdict::Quiet, json!({}), Some(tree)));
+        }
         if let Some(approved) = self.approved {
             findings.extend(self.protected_changes(approved.tree, tree)?);
         }
@@ -477,6 +539,10 @@ impl Session {
     }
 
     fn on_stop(&mut self, event: Event, input: &Value) -> anyhow::Result<Outcome> {
+        if self.judge.is_none() {
+            let tree = self.look_without_rescan()?;
+            return Ok(Outcome::new(Verdict::Pass, json!({}), Some(tree)));
+        }
         let (tree, findings) = self.audit()?;
         let blocking = blocking_of(&findings, &self.pending);
         if blocking.is_empty() {
@@ -492,6 +558,71 @@ impl Session {
         );
         let (verdict, output) = self.failed_round(event, input, reason);
         Ok(Outcome::new(verdict, output, Some(tree)).with_findings(findings))
+    }
+
+    /// Adds the guards' decisions to the session's answer (see `guards`). At a
+    /// paused Stop a guard's block is kept as a mark: the turn already waits
+    /// for a human.
+    fn guard(
+        &mut self,
+        event: Option<Event>,
+        input: &Value,
+        mut outcome: Outcome,
+    ) -> anyhow::Result<Outcome> {
+        let Some(event) = event.filter(|_| !self.guards.is_empty()) else {
+            return Ok(outcome);
+        };
+        let touched = match event {
+            Event::PostToolUse | Event::PostToolUseFailure => {
+                let mut touched = self.last_changed.clone();
+                if let Some(file) = self.file_tool_target(input)? {
+                    if !touched.contains(&file) {
+                        touched.push(file);
+                    }
+                }
+                touched
+            }
+            Event::Stop | Event::SubagentStop => match (self.turn_start, outcome.tree) {
+                (Some(start), Some(tree)) => self.checkpoints.changed_paths(start, tree)?,
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let tree = outcome.tree.map(|t| t.to_string());
+        let mut decisions = self
+            .guards
+            .decide(event.name(), input, &touched, tree, &self.root)?;
+        if outcome.verdict == Verdict::Paused {
+            for decision in decisions.iter_mut().filter(|d| d.decision == Kind::Block) {
+                decision.decision = Kind::Mark;
+                decision.message = format!("not applied (the turn is paused): {}", decision.message);
+            }
+        }
+        if guards::merge(event.name(), &mut outcome.output, &decisions) {
+            outcome.verdict = match event {
+                Event::Stop | Event::SubagentStop => Verdict::Block,
+                _ => Verdict::Deny,
+            };
+        } else if outcome.verdict == Verdict::Quiet
+            && outcome.output.pointer("/hookSpecificOutput/additionalContext").is_some()
+        {
+            outcome.verdict = Verdict::Context;
+        }
+        outcome.guards = decisions;
+        Ok(outcome)
+    }
+
+    /// The project-relative file a Write/Edit/NotebookEdit callback names.
+    fn file_tool_target(&self, input: &Value) -> anyhow::Result<Option<String>> {
+        let tool = input.get("tool_name").and_then(Value::as_str);
+        let (Some(tool), Some(tool_input)) = (tool, input.get("tool_input")) else {
+            return Ok(None);
+        };
+        if !rebuild::FILE_TOOLS.contains(&tool) {
+            return Ok(None);
+        }
+        let path = rebuild::target_path(tool, tool_input, &self.cwd(input)?)?;
+        Ok(self.relative(&path))
     }
 
     /// Counts a failing Stop round: a block while rounds remain, then a pause
@@ -522,7 +653,10 @@ impl Session {
             .context("there is no approved point yet: no UserPromptSubmit reached the engine")?;
         let tree = self.look_without_rescan()?;
         let changes = self.checkpoints.changes(approved.tree, tree)?;
-        let mut findings = self.judge.audit(&changes)?;
+        let mut findings = match &mut self.judge {
+            Some(judge) => judge.audit(&changes)?,
+            None => Vec::new(),
+        };
         findings.extend(self.protected_changes(approved.tree, tree)?);
         Ok((tree, findings))
     }
@@ -558,12 +692,17 @@ impl Session {
     /// rescan reports them again if they still stand.
     fn look_with_rescan(&mut self) -> anyhow::Result<(Oid, Vec<Finding>)> {
         let tree = self.look_without_rescan()?;
-        if let Some(previous) = self.last_look.filter(|p| *p != tree) {
-            let changed = self.checkpoints.changed_paths(previous, tree)?;
-            self.pending.retain(|f| !changed.contains(&f.new.file));
-        }
+        self.last_changed = match self.last_look.filter(|p| *p != tree) {
+            Some(previous) => self.checkpoints.changed_paths(previous, tree)?,
+            None => Vec::new(),
+        };
+        let changed = &self.last_changed;
+        self.pending.retain(|f| !changed.contains(&f.new.file));
         self.last_look = Some(tree);
-        let findings = self.judge.rescan()?;
+        let findings = match &mut self.judge {
+            Some(judge) => judge.rescan()?,
+            None => Vec::new(),
+        };
         Ok((tree, findings))
     }
 
