@@ -67,14 +67,45 @@ fn condition(engine: bool, guards: &[&str], settings: &str) -> String {
     )
 }
 
-/// Runs the main-loop `turns` (each a list of blocks) under `conditions`'s `G`.
-fn play(name: &str, conditions: &str, turns: Vec<Vec<Value>>) -> Played {
+/// A scenario: its name, the conditions file, the main loop's turns (each a
+/// list of blocks), and files written beside the conditions file.
+struct Scenario {
+    name: &'static str,
+    conditions: String,
+    turns: Vec<Vec<Value>>,
+    beside: Vec<(&'static str, &'static str)>,
+}
+
+impl Scenario {
+    fn new(name: &'static str, conditions: String, turns: Vec<Vec<Value>>) -> Self {
+        Self {
+            name,
+            conditions,
+            turns,
+            beside: Vec::new(),
+        }
+    }
+}
+
+/// Runs a scenario under its conditions' `G`; every subagent answers "Looks fine.".
+fn play(scenario: Scenario) -> Played {
+    let Scenario {
+        name,
+        conditions,
+        turns,
+        beside,
+    } = scenario;
     let dir = tempfile::tempdir().expect("a temp folder");
     let script: Vec<Value> = turns.into_iter().map(|b| json!({"blocks": b})).collect();
+    let agent = json!([{"blocks": [text("Looks fine.")]}]);
     let script_path = dir.path().join(format!("{name}.json"));
-    std::fs::write(&script_path, json!({"main": script}).to_string()).expect("the script");
+    std::fs::write(&script_path, json!({"main": script, "agent": agent}).to_string())
+        .expect("the script");
     let conditions_path = dir.path().join("conditions.toml");
     std::fs::write(&conditions_path, conditions).expect("the conditions");
+    for (file, text) in beside {
+        std::fs::write(dir.path().join(file), text).expect("a file beside the conditions");
+    }
     let out = dir.path().join("batch");
     let output = run(&script_path, &conditions_path, &out);
     assert!(
@@ -108,17 +139,21 @@ fn run(script: &Path, conditions: &Path, out: &Path) -> std::process::Output {
 }
 
 /// Plays the scenarios side by side (each is a CLI session of some seconds).
-fn play_all(scenarios: Vec<(&str, String, Vec<Vec<Value>>)>) -> Vec<Played> {
+fn play_all(scenarios: Vec<Scenario>) -> Vec<Played> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = scenarios
             .into_iter()
-            .map(|(name, conditions, turns)| scope.spawn(move || play(name, &conditions, turns)))
+            .map(|scenario| scope.spawn(move || play(scenario)))
             .collect();
         handles
             .into_iter()
             .map(|h| h.join().expect("a scenario thread"))
             .collect()
     })
+}
+
+fn tool(name: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "name": name, "input": input})
 }
 
 fn write(file: &str, content: &str) -> Value {
@@ -144,12 +179,12 @@ fn six_edits_of_one_file_get_one_loop_note_and_five_files_none() {
     let five_files = (0..5).map(|n| vec![write(&format!("src/part{n}.py"), &module(n))]);
     let done = || vec![vec![text("Done.")]];
     let played = play_all(vec![
-        (
+        Scenario::new(
             "loop-one-file",
             condition(false, &["loop"], ""),
             same_file.chain(done()).collect(),
         ),
-        (
+        Scenario::new(
             "loop-five-files",
             condition(false, &["loop"], ""),
             five_files.chain(done()).collect(),
@@ -181,7 +216,7 @@ fn six_edits_of_one_file_get_one_loop_note_and_five_files_none() {
 fn stop_evidence_blocks_an_untested_change_once_and_nothing_else() {
     let guard = || condition(false, &["stop-evidence"], "");
     let played = play_all(vec![
-        (
+        Scenario::new(
             "untested",
             guard(),
             vec![
@@ -190,7 +225,7 @@ fn stop_evidence_blocks_an_untested_change_once_and_nothing_else() {
                 vec![text("Done, without tests.")],
             ],
         ),
-        (
+        Scenario::new(
             "tested",
             guard(),
             vec![
@@ -199,7 +234,7 @@ fn stop_evidence_blocks_an_untested_change_once_and_nothing_else() {
                 vec![text("Done, the tests pass.")],
             ],
         ),
-        ("nothing", guard(), vec![vec![text("Nothing to change.")]]),
+        Scenario::new("nothing", guard(), vec![vec![text("Nothing to change.")]]),
     ]);
     let blocks = played[0].decisions("stop-evidence");
     assert_eq!(blocks.len(), 2, "a block, then a pass on the same state: {blocks:?}");
@@ -216,4 +251,148 @@ fn stop_evidence_blocks_an_untested_change_once_and_nothing_else() {
         assert!(run.decisions("stop-evidence").is_empty(), "{name}");
         assert_eq!(run.stops(), ["Pass"], "{name}");
     }
+}
+
+#[test]
+fn a_risk_glob_raises_the_level_and_a_later_low_risk_edit_does_not_lower_it() {
+    let conditions = condition(
+        false,
+        &["risk"],
+        "[G.guard.risk.paths]\n\"src/pay*.py\" = \"R2\"\n\"src/*.py\" = \"R1\"\n",
+    );
+    let played = play(Scenario::new(
+        "risk",
+        conditions,
+        vec![
+            vec![write("src/payments.py", &module(0))],
+            vec![write("src/report.py", &module(1))],
+            vec![text("Done.")],
+            vec![text("Done.")],
+        ],
+    ));
+    let decisions = played.decisions("risk");
+    let marks: Vec<&str> = decisions
+        .iter()
+        .filter(|d| d.1 == Kind::Mark && d.2.starts_with("risk"))
+        .map(|d| d.2.as_str())
+        .collect();
+    assert_eq!(marks, ["risk R0 -> R2, raised by src/payments.py"], "{decisions:?}");
+    // The last edit was R1, yet the Stop still needs R2's evidence.
+    let blocks: Vec<_> = decisions.iter().filter(|d| d.1 == Kind::Block).collect();
+    assert_eq!(blocks.len(), 1, "{decisions:?}");
+    assert!(blocks[0].2.contains("src/report.py"), "{}", blocks[0].2);
+    assert_eq!(played.stops(), ["Block", "Pass"]);
+    assert_eq!(played.counts("risk"), GuardCounts { notes: 0, blocks: 1 });
+}
+
+#[test]
+fn a_reviewer_subagent_that_can_write_is_denied_and_others_are_not() {
+    // Through a script: the CLI asks approval for a plain command writing `.claude/`.
+    let define = |name: &str, tools: &str| {
+        format!(
+            "import pathlib; p = pathlib.Path('.claude/agents/{name}.md'); \
+             p.parent.mkdir(parents=True, exist_ok=True); \
+             p.write_text('---\\nname: {name}\\ndescription: Reviews code\\ntools: {tools}\\n---\\nReview.\\n')"
+        )
+    };
+    let define = format!(
+        "python3 -c \"{}\" && python3 -c \"{}\"",
+        define("code-reviewer", "Read, Write"),
+        define("safe-reviewer", "Read, Grep")
+    );
+    let spawn = |agent_type: &str, description: &str| {
+        tool(
+            "Agent",
+            json!({"description": description, "prompt": "Look at src/util.py.", "subagent_type": agent_type}),
+        )
+    };
+    let played = play(Scenario::new(
+        "reviewer-gate",
+        condition(false, &["reviewer-gate"], ""),
+        vec![
+            vec![bash(&define)],
+            vec![spawn("code-reviewer", "Review the change")],
+            vec![spawn("safe-reviewer", "Review the change")],
+            vec![spawn("general-purpose", "Count the functions")],
+            vec![text("Done.")],
+        ],
+    ));
+    let spawns: Vec<(String, String)> = played
+        .ledger
+        .iter()
+        .filter(|l| l.event == "PreToolUse" && l.tool.as_deref() == Some("Agent"))
+        .map(|l| {
+            let agent = l.input["tool_input"]["subagent_type"].as_str().unwrap_or("");
+            (agent.to_string(), format!("{:?}", l.verdict))
+        })
+        .collect();
+    let expected = [
+        ("code-reviewer", "Deny"),
+        ("safe-reviewer", "Allow"),
+        ("general-purpose", "Allow"),
+    ]
+    .map(|(a, v)| (a.to_string(), v.to_string()));
+    let denials = played.decisions("reviewer-gate");
+    assert_eq!(spawns, expected, "{denials:?}");
+    assert_eq!(denials.len(), 1, "{denials:?}");
+    assert!(denials[0].2.contains("its tools include Write"), "{}", denials[0].2);
+    assert_eq!(played.counts("reviewer-gate"), GuardCounts { notes: 0, blocks: 1 });
+}
+
+#[test]
+fn fragments_commands_and_secrets_are_guarded() {
+    let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n";
+    let settings = "[G.guard.context]\nfragments = [{glob = \"src/*.py\", file = \"src-contract.md\"}]\n\
+                    [G.guard.command-guard]\ndeny = [{pattern = \"git\\\\s+push\\\\s+.*--force\", message = \"Force-pushing is not allowed here.\"}]\n";
+    let scenario = Scenario {
+        beside: vec![("src-contract.md", "src/ is the package's public API: keep signatures.")],
+        ..Scenario::new(
+            "context-command-secrets",
+            condition(false, &["context", "command-guard", "secrets"], settings),
+            vec![
+                vec![write("src/report.py", &module(1))],
+                vec![write("src/summary.py", &module(2))],
+                vec![bash("cd src && git push --force origin main")],
+                vec![bash("git status --short")],
+                vec![write("config/deploy_key", key)],
+                vec![write("config/app.toml", "[server]\nport = 8080\ntimeout = 30\n")],
+                vec![tool("Read", json!({"file_path": "config/deploy_key"}))],
+                vec![tool("Read", json!({"file_path": "config/app.toml"}))],
+                vec![text("Done.")],
+            ],
+        )
+    };
+    let played = play(scenario);
+    let fragments = played.decisions("context");
+    assert_eq!(fragments.len(), 1, "once for two matching files: {fragments:?}");
+    assert!(fragments[0].2.contains("public API"), "{}", fragments[0].2);
+    let commands = played.decisions("command-guard");
+    assert_eq!(commands.len(), 1, "{commands:?}");
+    assert!(commands[0].2.contains("Force-pushing is not allowed here."));
+    let pushed = played
+        .ledger
+        .iter()
+        .find(|l| l.input["tool_input"]["command"].as_str().is_some_and(|c| c.contains("push")))
+        .expect("the push's PreToolUse");
+    let reason = pushed.output["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.contains("Force-pushing is not allowed here."), "{reason}");
+    let reads: Vec<(String, String)> = played
+        .ledger
+        .iter()
+        .filter(|l| l.event == "PreToolUse" && l.tool.as_deref() == Some("Read"))
+        .map(|l| {
+            let file = l.input["tool_input"]["file_path"].as_str().unwrap_or("");
+            let name = file.rsplit('/').next().unwrap_or("").to_string();
+            (name, format!("{:?}", l.verdict))
+        })
+        .collect();
+    let expected = [("deploy_key", "Deny"), ("app.toml", "Allow")]
+        .map(|(f, v)| (f.to_string(), v.to_string()));
+    assert_eq!(reads, expected);
+    let secrets = played.decisions("secrets");
+    assert_eq!(secrets.len(), 1, "{secrets:?}");
+    assert!(secrets[0].2.contains("private key") && !secrets[0].2.contains("b3Blbn"));
+    assert_eq!(played.counts("secrets"), GuardCounts { notes: 0, blocks: 1 });
 }

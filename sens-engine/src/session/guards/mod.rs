@@ -10,7 +10,12 @@
 //! guard's is added to it. A guard that fails fails the callback (the session
 //! answers with a deny or block).
 
+mod command_guard;
+mod context;
 mod looping;
+mod reviewer_gate;
+mod risk;
+mod secrets;
 mod stop_evidence;
 mod turn;
 
@@ -88,7 +93,15 @@ pub trait Guard: Send {
 }
 
 /// Every guard name a condition may list, in the order they are documented.
-pub const GUARD_NAMES: &[&str] = &["loop", "stop-evidence"];
+pub const GUARD_NAMES: &[&str] = &[
+    "loop",
+    "stop-evidence",
+    "risk",
+    "reviewer-gate",
+    "command-guard",
+    "context",
+    "secrets",
+];
 
 /// A guard as a condition names it, with its settings checked: built into a
 /// [`Guard`] for each session.
@@ -96,6 +109,11 @@ pub const GUARD_NAMES: &[&str] = &["loop", "stop-evidence"];
 pub enum GuardSpec {
     Loop(looping::Settings),
     StopEvidence(stop_evidence::Settings),
+    Risk(risk::Settings),
+    ReviewerGate,
+    CommandGuard(command_guard::Settings),
+    Context(context::Settings),
+    Secrets(secrets::Settings),
 }
 
 impl GuardSpec {
@@ -110,6 +128,14 @@ impl GuardSpec {
         let spec = match name {
             "loop" => GuardSpec::Loop(read(name, settings)?),
             "stop-evidence" => GuardSpec::StopEvidence(read(name, settings)?),
+            "risk" => GuardSpec::Risk(read(name, settings)?),
+            "reviewer-gate" => {
+                let NoSettings {} = read(name, settings)?;
+                GuardSpec::ReviewerGate
+            }
+            "command-guard" => GuardSpec::CommandGuard(read(name, settings)?),
+            "context" => GuardSpec::Context(context::Settings::read(read(name, settings)?, base)?),
+            "secrets" => GuardSpec::Secrets(read(name, settings)?),
             other => bail!(
                 "unknown guard `{other}`; known guards: {}",
                 GUARD_NAMES.join(", ")
@@ -132,9 +158,18 @@ impl GuardSpec {
         Ok(match self {
             GuardSpec::Loop(s) => Box::new(looping::LoopGuard::new(s)),
             GuardSpec::StopEvidence(_) => Box::new(stop_evidence::StopEvidence::default()),
+            GuardSpec::Risk(s) => Box::new(risk::RiskGuard::new(s)?),
+            GuardSpec::ReviewerGate => Box::new(reviewer_gate::ReviewerGate),
+            GuardSpec::CommandGuard(s) => Box::new(command_guard::CommandGuard::new(s)?),
+            GuardSpec::Context(s) => Box::new(context::ContextGuard::new(s)?),
+            GuardSpec::Secrets(s) => Box::new(secrets::SecretsGuard::new(s)?),
         })
     }
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoSettings {}
 
 /// The guards of one session and the turn's facts they share.
 pub struct Guards {

@@ -20,8 +20,7 @@ pub struct Settings {
 
 #[derive(Default)]
 pub struct StopEvidence {
-    /// The state the last block was for.
-    blocked: Option<(Option<String>, Option<u64>)>,
+    evidence: Evidence,
 }
 
 impl Guard for StopEvidence {
@@ -30,27 +29,42 @@ impl Guard for StopEvidence {
     }
 
     fn decide(&mut self, seen: &Seen<'_>) -> anyhow::Result<Vec<(Kind, String)>> {
+        Ok(self.evidence.require(seen, self.name()))
+    }
+}
+
+/// The evidence check of a Stop, shared with `risk`: it remembers the state it
+/// last blocked, so that state is never blocked twice.
+#[derive(Default)]
+pub(super) struct Evidence {
+    blocked: Option<(Option<String>, Option<u64>)>,
+}
+
+impl Evidence {
+    /// At a Stop of a completion candidate without a test run after its last
+    /// edit: a block, or a mark when this state was blocked already.
+    pub(super) fn require(&mut self, seen: &Seen<'_>, guard: &str) -> Vec<(Kind, String)> {
         if !seen.is_stop() {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         let candidates = seen.turn.candidates(seen.touched);
         if candidates.is_empty() || seen.turn.tested_after_last_edit(seen.tests) {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         let state = (seen.tree.clone(), seen.turn.last_edit);
         if self.blocked.as_ref() == Some(&state) {
-            return Ok(vec![(
+            return vec![(
                 Kind::Mark,
                 "passed: this state was blocked once already".to_string(),
-            )]);
+            )];
         }
         self.blocked = Some(state);
-        Ok(vec![(Kind::Block, missing_evidence("stop-evidence", &candidates))])
+        vec![(Kind::Block, missing_evidence(guard, &candidates))]
     }
 }
 
 /// The checklist a completion candidate without a test run gets.
-pub(super) fn missing_evidence(guard: &str, files: &[&str]) -> String {
+fn missing_evidence(guard: &str, files: &[&str]) -> String {
     format!(
         "Sens ({guard}): you changed {} in this turn and ran no tests after the last edit. \
          Before you finish:\n- run the project's tests and read the result;\n- fix what fails;\n\
