@@ -112,6 +112,7 @@ async fn write_edit_bash_script_plays_and_the_transcript_holds_the_stream() {
             Turn::new(vec![Block::text("All done.")]),
         ],
         agent: Vec::new(),
+        decisions: Vec::new(),
     };
     let fx = Fixture::new(script).await;
     let result = fx.run(None).await.unwrap();
@@ -232,6 +233,7 @@ fn shortcut_script() -> Script {
             Turn::new(vec![write("sub.txt", MARKER)]),
             Turn::new(vec![Block::text("Subagent finished.")]),
         ],
+        decisions: Vec::new(),
     }
 }
 
@@ -503,6 +505,7 @@ async fn a_turn_over_the_time_limit_is_interrupted_and_killed() {
             "echo $$ > sleeper.pid; sleep 300; touch finished",
         )])],
         agent: Vec::new(),
+        decisions: Vec::new(),
     };
     let mut fx = Fixture::new(script).await;
     fx.options.timeout = Duration::from_secs(8);
@@ -529,6 +532,7 @@ async fn one_process_takes_several_prompts_in_turn() {
             Turn::new(vec![Block::text("Second step done.")]),
         ],
         agent: Vec::new(),
+        decisions: Vec::new(),
     };
     let fx = Fixture::new(script).await;
     let steps = async {
@@ -589,6 +593,7 @@ async fn a_hook_answered_after_its_timeout_is_cancelled_and_blocks_the_tool() {
             Turn::new(vec![Block::text("Done.")]),
         ],
         agent: Vec::new(),
+        decisions: Vec::new(),
     };
     let fx = Fixture::new(script).await;
     let result = fx.run(Some(Box::new(Slow))).await.unwrap();
@@ -623,6 +628,7 @@ async fn a_failing_handler_blocks_the_tool_and_fails_the_turn() {
             Turn::new(vec![Block::text("Done.")]),
         ],
         agent: Vec::new(),
+        decisions: Vec::new(),
     };
     let fx = Fixture::new(script).await;
     let err = fx.run(Some(Box::new(Panicky))).await.unwrap_err();

@@ -287,6 +287,7 @@ fn script(tools: Vec<Block>) -> Script {
     Script {
         main,
         agent: Vec::new(),
+        decisions: Vec::new(),
     }
 }
 
@@ -370,6 +371,7 @@ async fn a_subagents_copy_goes_through_the_same_hooks_and_is_denied() {
             Turn::new(vec![write("src/money.py", COPY)]),
             Turn::new(vec![Block::text("Subagent finished.")]),
         ],
+        decisions: Vec::new(),
     };
     let c2 = play(scenario(), true).await;
     assert_eq!(

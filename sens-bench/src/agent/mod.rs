@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod claude;
 pub mod engine;
+pub mod messages;
 pub mod model_server;
 pub mod oracle;
 pub mod script;

@@ -5,11 +5,18 @@
 //! with explicit `event:` lines or, when the request does not stream, as one JSON
 //! message. Usage figures follow a fixed rule ([`usage_for`]) so token accounting
 //! can be checked against what the server recorded.
+//!
+//! It also answers the harness's decision calls from the script's `decisions`: a
+//! Messages API request without tools whose last user text contains a decision's
+//! `when` gets that reply as its text, and `POST /v1/decisions` (the decisions
+//! endpoint: `{"state", "questions"}`) whose text contains it gets
+//! `{"probabilities": reply}`.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::Context;
 use axum::Router;
@@ -20,7 +27,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::Usage;
-use super::script::{Block, Script, Turn};
+use super::script::{Block, Decision, Script, Turn};
 use crate::sync::lock;
 
 /// Headers worth keeping from each request (the rest are transport noise).
@@ -46,6 +53,8 @@ pub enum Route {
     Main,
     Agent,
     Compact,
+    /// A decision call answered from the script's `decisions`.
+    Decision,
 }
 
 /// One request as the server saw it, and how it answered.
@@ -147,7 +156,24 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let mut state = lock(&state);
+    let (response, delay) = respond(&state, method, uri, &headers, &body);
+    // The lock is released: a held-back answer must not hold back other requests.
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    response
+}
+
+/// Answers and records one request; the delay is the scripted decision's.
+fn respond(
+    state: &Shared,
+    method: Method,
+    uri: Uri,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> (Response, Duration) {
+    let mut state = lock(state);
+    let mut delay = Duration::ZERO;
     let mut record = RecordedRequest {
         method: method.to_string(),
         uri: uri.to_string(),
@@ -165,7 +191,9 @@ async fn handle(
         status: 200,
     };
     let response = if method == Method::POST && uri.path() == "/v1/messages" {
-        answer_messages(&mut state, &mut record, &body)
+        answer_messages(&mut state, &mut record, body, &mut delay)
+    } else if method == Method::POST && uri.path() == "/v1/decisions" {
+        answer_decisions(&state.script, &mut record, body, &mut delay)
     } else if method == Method::HEAD && uri.path() == "/" {
         StatusCode::OK.into_response()
     } else {
@@ -177,10 +205,53 @@ async fn handle(
     };
     record.status = response.status().as_u16();
     state.requests.push(record);
-    response
+    (response, delay)
 }
 
-fn answer_messages(state: &mut ServerState, record: &mut RecordedRequest, body: &[u8]) -> Response {
+/// The first scripted decision whose `when` is in `text`.
+fn decision_for<'a>(script: &'a Script, text: &str) -> Option<&'a Decision> {
+    script.decisions.iter().find(|d| text.contains(&d.when))
+}
+
+fn answer_decisions(
+    script: &Script,
+    record: &mut RecordedRequest,
+    body: &[u8],
+    delay: &mut Duration,
+) -> Response {
+    let request: Value = match serde_json::from_slice(body) {
+        Ok(value) => value,
+        Err(err) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                &format!("the request body is not JSON: {err}"),
+            );
+        }
+    };
+    let text = format!("{}\n{}", request["state"], request["questions"]);
+    record.body = Some(request);
+    let Some(decision) = decision_for(script, &text) else {
+        return error_response(
+            StatusCode::NOT_FOUND,
+            "not_found_error",
+            "no scripted decision matches this request",
+        );
+    };
+    record.route = Route::Decision;
+    *delay = Duration::from_millis(decision.delay_ms);
+    match &decision.reply {
+        Value::String(text) => text.clone().into_response(),
+        reply => axum::Json(json!({"probabilities": reply})).into_response(),
+    }
+}
+
+fn answer_messages(
+    state: &mut ServerState,
+    record: &mut RecordedRequest,
+    body: &[u8],
+    delay: &mut Duration,
+) -> Response {
     let request: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
         Err(err) => {
@@ -207,7 +278,18 @@ fn answer_messages(state: &mut ServerState, record: &mut RecordedRequest, body: 
         );
     }
     let is_agent = record.headers.contains_key(AGENT_HEADER);
-    let play = choose(&state.script, &request, is_agent);
+    let decision = decision_call(&state.script, &request);
+    if let Some(decision) = decision {
+        *delay = Duration::from_millis(decision.delay_ms);
+    }
+    let play = match decision {
+        Some(decision) => Play {
+            route: Route::Decision,
+            turn: None,
+            blocks: vec![Block::text(decision.reply_text())],
+        },
+        None => choose(&state.script, &request, is_agent),
+    };
     record.route = play.route;
     record.turn = play.turn;
     let content: Vec<Value> = play
@@ -290,6 +372,16 @@ fn choose(script: &Script, request: &Value, is_agent: bool) -> Play {
         turn: Some(index),
         blocks,
     }
+}
+
+/// The scripted decision a Messages API request is: the CLI's requests carry
+/// tools, the harness's decision calls none.
+fn decision_call<'a>(script: &'a Script, request: &Value) -> Option<&'a Decision> {
+    if request.get("tools").is_some() {
+        return None;
+    }
+    let messages = request["messages"].as_array()?;
+    decision_for(script, &last_user_text(messages)?)
 }
 
 /// Content blocks of a message: a string is one text block.
@@ -471,6 +563,7 @@ mod tests {
                 Turn::new(vec![Block::text("done")]),
             ],
             agent: vec![Turn::new(vec![Block::text("sub")])],
+            decisions: Vec::new(),
         }
     }
 
@@ -682,5 +775,58 @@ mod tests {
         assert_eq!(requests[1].headers["x-api-key"], "k");
         assert_eq!(requests[1].usage.unwrap().input, 110);
         assert_eq!(requests[1].body.as_ref().unwrap()["model"], "m");
+    }
+
+    #[tokio::test]
+    async fn decision_calls_are_answered_from_the_scripts_decisions() {
+        let mut script = script();
+        script.decisions = vec![
+            Decision {
+                when: "rule a".into(),
+                reply: json!({"a": 0.7}),
+                delay_ms: 0,
+            },
+            Decision {
+                when: "broken".into(),
+                reply: json!("not json"),
+                delay_ms: 0,
+            },
+        ];
+        let server = ModelServer::start(script, Path::new("/ws")).await.unwrap();
+        let ask = r#"{"model": "m", "messages": [{"role": "user", "content": "is rule a kept?"}]}"#;
+        let (_, body) = http(&server, "POST", "/v1/messages", ask).await;
+        let message: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(message["content"][0]["text"], r#"{"a":0.7}"#);
+        // The CLI's requests carry tools: they play the script whatever their text.
+        let cli =
+            r#"{"model": "m", "tools": [], "messages": [{"role": "user", "content": "rule a"}]}"#;
+        let (_, body) = http(&server, "POST", "/v1/messages", cli).await;
+        let message: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(message["stop_reason"], "tool_use");
+
+        let endpoint = r#"{"state": "diff", "questions": {"a": "is rule a kept?"}}"#;
+        let (_, body) = http(&server, "POST", "/v1/decisions", endpoint).await;
+        assert_eq!(
+            serde_json::from_str::<Value>(&body).unwrap(),
+            json!({"probabilities": {"a": 0.7}})
+        );
+        let broken = r#"{"state": "broken", "questions": {}}"#;
+        let (_, body) = http(&server, "POST", "/v1/decisions", broken).await;
+        assert_eq!(body, "not json");
+        let unknown = r#"{"state": "x", "questions": {}}"#;
+        let (status, _) = http(&server, "POST", "/v1/decisions", unknown).await;
+        assert!(status.contains("404"), "{status}");
+
+        let routes: Vec<Route> = server.requests().iter().map(|r| r.route).collect();
+        assert_eq!(
+            routes,
+            [
+                Route::Decision,
+                Route::Main,
+                Route::Decision,
+                Route::Decision,
+                Route::Other
+            ]
+        );
     }
 }

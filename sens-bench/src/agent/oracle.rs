@@ -91,6 +91,7 @@ pub fn oracle_script(workspace: &Path, patch: &str, test_command: &str) -> anyho
     Ok(Script {
         main,
         agent: Vec::new(),
+        decisions: Vec::new(),
     })
 }
 

@@ -1,5 +1,6 @@
 //! The `script:FILE` scenario format (SPEC 3.3, binding): what the scripted model
-//! server answers, turn by turn, for the main loop and for subagents.
+//! server answers, turn by turn, for the main loop and for subagents, and what
+//! it answers to the harness's own decision calls (`decisions`).
 
 use std::path::Path;
 
@@ -13,6 +14,32 @@ pub struct Script {
     pub main: Vec<Turn>,
     #[serde(default)]
     pub agent: Vec<Turn>,
+    /// Answers to decision calls (the review's Messages API and decisions
+    /// endpoint requests), the first whose `when` the request's text contains.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<Decision>,
+}
+
+/// One scripted decision answer. `reply` is the answer: a string is sent as the
+/// text verbatim (so a script can answer malformed JSON), any other value as its
+/// JSON. `delay_ms` holds the answer back (for timeout tests).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decision {
+    pub when: String,
+    pub reply: serde_json::Value,
+    #[serde(default)]
+    pub delay_ms: u64,
+}
+
+impl Decision {
+    /// The answer's text.
+    pub fn reply_text(&self) -> String {
+        match &self.reply {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// One model answer. `on_error` replaces `blocks` when the request's last tool
@@ -94,6 +121,12 @@ impl Script {
                 }
             }
         }
+        for (i, decision) in self.decisions.iter().enumerate() {
+            anyhow::ensure!(
+                !decision.when.is_empty(),
+                "decisions[{i}].when is empty: it would answer every decision call"
+            );
+        }
         Ok(())
     }
 }
@@ -165,5 +198,20 @@ mod tests {
         assert!(format!("{err:#}").contains("s.json"), "{err:#}");
         let err = Script::load(&dir.path().join("missing.json")).unwrap_err();
         assert!(format!("{err:#}").contains("missing.json"), "{err:#}");
+    }
+
+    #[test]
+    fn decisions_parse_and_an_empty_when_is_refused() {
+        let script = Script::parse(
+            r#"{"main": [], "decisions": [{"when": "rule a", "reply": {"a": 0.9}},
+                                          {"when": "slow", "reply": "not json", "delay_ms": 50}]}"#,
+        )
+        .unwrap();
+        assert_eq!(script.decisions[0].reply_text(), r#"{"a":0.9}"#);
+        assert_eq!(script.decisions[1].reply_text(), "not json");
+        assert_eq!(script.decisions[1].delay_ms, 50);
+        let err =
+            Script::parse(r#"{"main": [], "decisions": [{"when": "", "reply": 1}]}"#).unwrap_err();
+        assert!(err.to_string().contains("decisions[0].when"), "{err:#}");
     }
 }
