@@ -396,3 +396,32 @@ fn fragments_commands_and_secrets_are_guarded() {
     assert!(secrets[0].2.contains("private key") && !secrets[0].2.contains("b3Blbn"));
     assert_eq!(played.counts("secrets"), GuardCounts { notes: 0, blocks: 1 });
 }
+
+#[test]
+fn the_prompt_is_recited_every_n_tool_calls() {
+    let prompt = std::fs::read_to_string(root().join("bench/scenarios/tasks/amount-total/prompt.md"))
+        .expect("the task's prompt");
+    let settings = "[G.guard.recitation]\nevery = 3\nconstraints = \"Keep src/util.py as it is.\"\n";
+    let played = play(Scenario::new(
+        "recitation",
+        condition(false, &["recitation"], settings),
+        vec![
+            vec![write("src/report.py", &module(1))],
+            vec![bash("git status --short")],
+            vec![bash("ls src")],
+            vec![bash("ls tests")],
+            vec![text("Done.")],
+        ],
+    ));
+    let notes = played.decisions("recitation");
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].2.contains(prompt.trim()), "{}", notes[0].2);
+    assert!(notes[0].2.contains("Keep src/util.py as it is."));
+    let third = played
+        .ledger
+        .iter()
+        .filter(|l| l.event == "PostToolUse")
+        .nth(2)
+        .expect("a third tool call");
+    assert_eq!(third.guards.len(), 1, "recited on the third call");
+}

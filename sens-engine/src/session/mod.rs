@@ -73,16 +73,19 @@ enum Event {
     PostToolUseFailure,
     Stop,
     SubagentStop,
+    /// Registered only when guards run: the engine itself has nothing to say.
+    PreCompact,
 }
 
 impl Event {
-    const ALL: [Event; 6] = [
+    const ALL: [Event; 7] = [
         Event::UserPromptSubmit,
         Event::PreToolUse,
         Event::PostToolUse,
         Event::PostToolUseFailure,
         Event::Stop,
         Event::SubagentStop,
+        Event::PreCompact,
     ];
 
     fn name(self) -> &'static str {
@@ -93,6 +96,7 @@ impl Event {
             Event::PostToolUseFailure => "PostToolUseFailure",
             Event::Stop => "Stop",
             Event::SubagentStop => "SubagentStop",
+            Event::PreCompact => "PreCompact",
         }
     }
 
@@ -235,7 +239,11 @@ impl Session {
     /// engine answers, for every tool (matcher `null`).
     pub fn hook_registrations(&self) -> Value {
         let mut hooks = serde_json::Map::new();
-        for event in Event::ALL {
+        let guarded = !self.guards.is_empty();
+        for event in Event::ALL
+            .into_iter()
+            .filter(|e| guarded || *e != Event::PreCompact)
+        {
             hooks.insert(
                 event.name().to_string(),
                 json!([{
@@ -352,6 +360,7 @@ impl Session {
             Event::PreToolUse => self.on_pre_tool(input),
             Event::PostToolUse | Event::PostToolUseFailure => self.on_post_tool(event),
             Event::Stop | Event::SubagentStop => self.on_stop(event, input),
+            Event::PreCompact => Ok(Outcome::new(Verdict::Quiet, json!({}), self.last_look)),
         }
     }
 

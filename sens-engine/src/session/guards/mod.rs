@@ -13,6 +13,7 @@
 mod command_guard;
 mod context;
 mod looping;
+mod recitation;
 mod reviewer_gate;
 mod risk;
 mod secrets;
@@ -98,6 +99,7 @@ pub const GUARD_NAMES: &[&str] = &[
     "stop-evidence",
     "risk",
     "reviewer-gate",
+    "recitation",
     "command-guard",
     "context",
     "secrets",
@@ -111,6 +113,7 @@ pub enum GuardSpec {
     StopEvidence(stop_evidence::Settings),
     Risk(risk::Settings),
     ReviewerGate,
+    Recitation(recitation::Settings),
     CommandGuard(command_guard::Settings),
     Context(context::Settings),
     Secrets(secrets::Settings),
@@ -133,6 +136,7 @@ impl GuardSpec {
                 let NoSettings {} = read(name, settings)?;
                 GuardSpec::ReviewerGate
             }
+            "recitation" => GuardSpec::Recitation(read(name, settings)?),
             "command-guard" => GuardSpec::CommandGuard(read(name, settings)?),
             "context" => GuardSpec::Context(context::Settings::read(read(name, settings)?, base)?),
             "secrets" => GuardSpec::Secrets(read(name, settings)?),
@@ -160,6 +164,7 @@ impl GuardSpec {
             GuardSpec::StopEvidence(_) => Box::new(stop_evidence::StopEvidence::default()),
             GuardSpec::Risk(s) => Box::new(risk::RiskGuard::new(s)?),
             GuardSpec::ReviewerGate => Box::new(reviewer_gate::ReviewerGate),
+            GuardSpec::Recitation(s) => Box::new(recitation::Recitation::new(s)),
             GuardSpec::CommandGuard(s) => Box::new(command_guard::CommandGuard::new(s)?),
             GuardSpec::Context(s) => Box::new(context::ContextGuard::new(s)?),
             GuardSpec::Secrets(s) => Box::new(secrets::SecretsGuard::new(s)?),
@@ -305,4 +310,73 @@ fn accepts_context(event: &str) -> bool {
         event,
         "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recitation(every: u64) -> Guards {
+        let settings = json!({"every": every, "constraints": "Never edit tests/."});
+        let spec = GuardSpec::parse("recitation", settings, Path::new(".")).unwrap();
+        Guards::new(&[spec], &[]).unwrap()
+    }
+
+    fn decide(guards: &mut Guards, input: Value) -> Vec<Decision> {
+        let event = input["hook_event_name"].as_str().unwrap_or("").to_string();
+        guards
+            .decide(&event, &input, &[], None, Path::new("/ws"))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_compaction_arms_the_recitation_for_the_next_callback_that_takes_context() {
+        let mut guards = recitation(50);
+        let prompt = format!("Add total(items). {}", "x".repeat(3000));
+        decide(
+            &mut guards,
+            json!({"hook_event_name": "UserPromptSubmit", "prompt": prompt}),
+        );
+        // As the pinned CLI's schema has it: `trigger`, `custom_instructions`.
+        let compact = json!({
+            "session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": "/ws",
+            "hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": null,
+        });
+        let armed = decide(&mut guards, compact);
+        assert_eq!(armed[0].decision, Kind::Mark);
+        let mut output = json!({});
+        assert!(!merge("PreCompact", &mut output, &armed));
+        assert_eq!(output, json!({}));
+        let post = json!({"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {}});
+        let recited = decide(&mut guards, post.clone());
+        assert_eq!(recited.len(), 1);
+        let text = &recited[0].message;
+        assert!(text.contains("Add total(items).") && text.contains("Never edit tests/."));
+        let recited_chars = text.matches('x').count();
+        assert_eq!(recited_chars, 2000 - "Add total(items). ".len(), "the first 2,000 characters");
+        let mut output = json!({});
+        merge("PostToolUse", &mut output, &recited);
+        let context = output["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+        assert!(context.contains("Add total(items)."));
+        assert!(decide(&mut guards, post).is_empty(), "recited once");
+    }
+
+    #[test]
+    fn guards_add_to_the_engines_answer_and_never_replace_its_objection() {
+        let decision = |kind, message: &str| Decision {
+            guard: "g".into(),
+            decision: kind,
+            message: message.into(),
+        };
+        let mut denied = super::super::deny("copies parse_amount");
+        assert!(merge("PreToolUse", &mut denied, &[decision(Kind::Deny, "no force-push")]));
+        let reason = denied["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+        assert_eq!(reason, "copies parse_amount\n\nno force-push");
+        let mut allowed = json!({});
+        assert!(merge("Stop", &mut allowed, &[decision(Kind::Block, "run the tests")]));
+        assert_eq!(allowed, json!({"decision": "block", "reason": "run the tests"}));
+        let mut quiet = json!({});
+        assert!(!merge("Stop", &mut quiet, &[decision(Kind::Note, "would continue the turn")]));
+        assert_eq!(quiet, json!({}));
+    }
 }
