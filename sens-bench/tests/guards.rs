@@ -10,6 +10,7 @@ use std::process::Command;
 use sens_bench::measure::ledger::{GuardCounts, LedgerLine, read_ledger};
 use sens_bench::record::{RunRecord, read_records};
 use sens_engine::session::guards::Kind;
+use sens_engine::session::guards::acceptance::{Checklist, Evidence};
 use serde_json::{Value, json};
 
 fn root() -> PathBuf {
@@ -23,6 +24,8 @@ const TESTS: &str = "python3 -m pytest -q -p no:cacheprovider tests";
 struct Played {
     ledger: Vec<LedgerLine>,
     record: RunRecord,
+    /// The acceptance checklist, when the guard kept one.
+    checklist: Option<Checklist>,
 }
 
 impl Played {
@@ -39,7 +42,13 @@ impl Played {
             .collect()
     }
 
-    fn counts(&self, guard: &str) -> GuardCounts {
+    /// The record's (notes, blocks) of `guard`.
+    fn counts(&self, guard: &str) -> (u64, u64) {
+        let counts = self.guard_counts(guard);
+        (counts.notes, counts.blocks)
+    }
+
+    fn guard_counts(&self, guard: &str) -> GuardCounts {
         self.record
             .hooks
             .guards
@@ -74,6 +83,8 @@ struct Scenario {
     conditions: String,
     turns: Vec<Vec<Value>>,
     beside: Vec<(&'static str, &'static str)>,
+    /// The script's answers to the harness's own model calls.
+    decisions: Vec<Value>,
 }
 
 impl Scenario {
@@ -83,6 +94,7 @@ impl Scenario {
             conditions,
             turns,
             beside: Vec::new(),
+            decisions: Vec::new(),
         }
     }
 }
@@ -94,12 +106,13 @@ fn play(scenario: Scenario) -> Played {
         conditions,
         turns,
         beside,
+        decisions,
     } = scenario;
     let dir = tempfile::tempdir().expect("a temp folder");
     let script: Vec<Value> = turns.into_iter().map(|b| json!({"blocks": b})).collect();
     let agent = json!([{"blocks": [text("Looks fine.")]}]);
     let script_path = dir.path().join(format!("{name}.json"));
-    std::fs::write(&script_path, json!({"main": script, "agent": agent}).to_string())
+    std::fs::write(&script_path, json!({"main": script, "agent": agent, "decisions": decisions}).to_string())
         .expect("the script");
     let conditions_path = dir.path().join("conditions.toml");
     std::fs::write(&conditions_path, conditions).expect("the conditions");
@@ -113,11 +126,16 @@ fn play(scenario: Scenario) -> Played {
         "{name}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let ledger = read_ledger(&out.join("runs/amount-total/G/1/hooks.jsonl")).expect("a ledger");
+    let run = out.join("runs/amount-total/G/1");
+    let ledger = read_ledger(&run.join("hooks.jsonl")).expect("a ledger");
     let mut records = read_records(&out.join("runs.jsonl")).expect("records");
+    let checklist = run.join("acceptance.json");
     Played {
         ledger,
         record: records.remove(0),
+        checklist: checklist
+            .exists()
+            .then(|| Checklist::read(&checklist).expect("the checklist")),
     }
 }
 
@@ -207,9 +225,9 @@ fn six_edits_of_one_file_get_one_loop_note_and_five_files_none() {
         .as_str()
         .unwrap_or_default();
     assert!(context.contains("consider another approach"), "{context}");
-    assert_eq!(played[0].counts("loop"), GuardCounts { notes: 1, blocks: 0 });
+    assert_eq!(played[0].counts("loop"), (1, 0));
     assert!(played[1].decisions("loop").is_empty());
-    assert_eq!(played[1].counts("loop"), GuardCounts::default());
+    assert_eq!(played[1].counts("loop"), (0, 0));
 }
 
 #[test]
@@ -244,7 +262,7 @@ fn stop_evidence_blocks_an_untested_change_once_and_nothing_else() {
     assert_eq!(played[0].stops(), ["Block", "Pass"]);
     assert_eq!(
         played[0].counts("stop-evidence"),
-        GuardCounts { notes: 0, blocks: 1 }
+        (0, 1)
     );
     assert_eq!(played[0].record.hooks.blocks, 1);
     for (name, run) in [("tested", &played[1]), ("nothing", &played[2])] {
@@ -282,7 +300,7 @@ fn a_risk_glob_raises_the_level_and_a_later_low_risk_edit_does_not_lower_it() {
     assert_eq!(blocks.len(), 1, "{decisions:?}");
     assert!(blocks[0].2.contains("src/report.py"), "{}", blocks[0].2);
     assert_eq!(played.stops(), ["Block", "Pass"]);
-    assert_eq!(played.counts("risk"), GuardCounts { notes: 0, blocks: 1 });
+    assert_eq!(played.counts("risk"), (0, 1));
 }
 
 #[test]
@@ -336,7 +354,7 @@ fn a_reviewer_subagent_that_can_write_is_denied_and_others_are_not() {
     assert_eq!(spawns, expected, "{denials:?}");
     assert_eq!(denials.len(), 1, "{denials:?}");
     assert!(denials[0].2.contains("its tools include Write"), "{}", denials[0].2);
-    assert_eq!(played.counts("reviewer-gate"), GuardCounts { notes: 0, blocks: 1 });
+    assert_eq!(played.counts("reviewer-gate"), (0, 1));
 }
 
 #[test]
@@ -394,7 +412,7 @@ fn fragments_commands_and_secrets_are_guarded() {
     let secrets = played.decisions("secrets");
     assert_eq!(secrets.len(), 1, "{secrets:?}");
     assert!(secrets[0].2.contains("private key") && !secrets[0].2.contains("b3Blbn"));
-    assert_eq!(played.counts("secrets"), GuardCounts { notes: 0, blocks: 1 });
+    assert_eq!(played.counts("secrets"), (0, 1));
 }
 
 #[test]
@@ -424,4 +442,54 @@ fn the_prompt_is_recited_every_n_tool_calls() {
         .nth(2)
         .expect("a third tool call");
     assert_eq!(third.guards.len(), 1, "recited on the third call");
+}
+
+#[test]
+fn acceptance_points_come_from_the_prompt_and_an_unproved_stop_is_blocked_once() {
+    let when = "Add `total(items)`";
+    let points = json!({"points": [
+        {"text": "total(items) in a new src/report.py", "acceptance": "src/report.py defines total",
+         "command": TESTS, "inferred": false},
+        {"text": "the sum is in cents", "acceptance": "1,50 EUR counts as 150", "command": null,
+         "inferred": true},
+    ]});
+    let turns = || {
+        vec![
+            vec![write("src/report.py", &module(1))],
+            vec![text("Done.")],
+            vec![text("Done, as said.")],
+        ]
+    };
+    let scenario = |name, reply: &Value| Scenario {
+        decisions: vec![json!({"when": when, "reply": reply})],
+        ..Scenario::new(name, condition(false, &["acceptance"], ""), turns())
+    };
+    let played = play_all(vec![
+        scenario("acceptance", &points),
+        scenario("acceptance-garbage", &json!("These are the points: total, cents.")),
+    ]);
+    let checklist = played[0].checklist.as_ref().expect("a checklist");
+    let texts: Vec<&str> = checklist.points.iter().map(|i| i.point.text.as_str()).collect();
+    assert_eq!(texts, ["total(items) in a new src/report.py", "the sum is in cents"]);
+    assert!(checklist.points[1].point.inferred && checklist.buffer.is_empty());
+    let evidence: Vec<Evidence> = checklist.points.iter().map(|i| i.evidence).collect();
+    assert_eq!(evidence, [Evidence::Diff, Evidence::Claimed]);
+    assert_eq!(played[0].stops(), ["Block", "Pass"], "blocked once, then disarmed");
+    let blocks: Vec<_> = played[0]
+        .decisions("acceptance")
+        .into_iter()
+        .filter(|d| d.1 == Kind::Block)
+        .collect();
+    assert!(blocks[0].2.contains("the sum is in cents"), "{}", blocks[0].2);
+    let counts = played[0].guard_counts("acceptance");
+    assert_eq!((counts.blocks, counts.points, counts.proved), (1, 2, 0));
+
+    let garbage = played[1].checklist.as_ref().expect("a checklist");
+    assert!(garbage.points.is_empty());
+    assert_eq!(garbage.failed_extractions, 1);
+    assert_eq!(garbage.buffer.len(), 1, "the user's words are kept");
+    assert!(garbage.buffer[0].contains(when));
+    let marks = played[1].decisions("acceptance");
+    assert!(marks[0].2.contains("extraction failed"), "{marks:?}");
+    assert_eq!(played[1].stops(), ["Pass"]);
 }

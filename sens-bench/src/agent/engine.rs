@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Context;
 use sens_engine::Engine;
 use sens_engine::config::RuleConfig;
-use sens_engine::session::guards::Guards;
+use sens_engine::session::guards::{Acceptance, Guards};
 use sens_engine::session::{Session, SessionOptions};
 use serde_json::Value;
 
@@ -50,14 +50,16 @@ pub fn engine_handler(
 /// The hook handler a condition asks for: `None` without the engine and
 /// without guards; the engine with the guards added; or, with `engine =
 /// false`, a session of the guards alone (no copy rules). `test_commands` are
-/// the project's test commands (the guards' evidence of a test run).
+/// the project's test commands (the guards' evidence of a test run);
+/// `acceptance` is what that guard needs, when the condition lists it.
 pub fn condition_handler(
     workspace: &Path,
     ledger: &Path,
     condition: &Condition,
     test_commands: &[String],
+    acceptance: Option<Acceptance>,
 ) -> anyhow::Result<Option<Session>> {
-    let guards = Guards::new(&condition.guard_specs, test_commands)?;
+    let guards = Guards::new(&condition.guard_specs, test_commands, acceptance)?;
     if condition.engine {
         let session = engine_handler(workspace, ledger, condition.rule_config.clone())?;
         return Ok(Some(session.with_guards(guards)));

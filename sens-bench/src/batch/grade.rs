@@ -12,7 +12,7 @@ use crate::agent::claude::{AgentError, TurnResult};
 use crate::exec::{self, CommandLine, Status};
 use crate::jsonl;
 use crate::measure::integrity;
-use crate::measure::ledger::{HookCounts, hook_counts, read_ledger};
+use crate::measure::ledger::{HookCounts, count_acceptance, hook_counts, read_ledger};
 use crate::spec::conditions::Condition;
 use crate::measure::outcomes::{OutcomeCounts, classify};
 use crate::measure::{self, Inputs};
@@ -88,6 +88,7 @@ pub(super) fn grade(
     if condition.has_hooks() {
         let lines = read_ledger(ledger).map_err(Stop::infra)?;
         record.hooks = hook_counts(&lines);
+        count_acceptance(input.dir, &mut record.hooks).map_err(Stop::infra)?;
         record.outcomes = OutcomeCounts::of(&classify(&lines));
     } else {
         record.hooks = HookCounts::default();

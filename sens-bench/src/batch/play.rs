@@ -10,7 +10,11 @@ use anyhow::Context;
 use super::BatchFolder;
 use super::stage::Attempt;
 use crate::agent::claude::{AgentError, ApiEndpoint, ClaudeOptions, TurnResult, run_once};
+use crate::agent::acceptance::MessagesExtractor;
 use crate::agent::engine::condition_handler;
+use crate::agent::messages::MessagesClient;
+use crate::measure::ledger::ACCEPTANCE_FILE;
+use sens_engine::session::guards::Acceptance;
 use crate::agent::model_server::ModelServer;
 use crate::agent::oracle::oracle_script;
 use crate::agent::script::Script;
@@ -78,11 +82,43 @@ impl BatchFolder {
             transcript: input.dir.join("transcript.jsonl"),
         };
         let tests = [input.commands.test.clone()];
-        let handler = condition_handler(input.root, ledger, condition, &tests)?
+        let acceptance = if condition.guards.iter().any(|g| g == "acceptance") {
+            Some(self.acceptance(&options, input.dir)?)
+        } else {
+            None
+        };
+        let handler = condition_handler(input.root, ledger, condition, &tests, acceptance)?
             .map(|session| Box::new(session) as Box<dyn HookHandler>);
         run_once(&options, handler, prompt).await
     }
 }
+
+impl BatchFolder {
+    /// The `acceptance` guard's extractor: the run's model at the session's
+    /// endpoint (the scripted server for `oracle` and `script:` agents), and the
+    /// checklist in the run folder.
+    fn acceptance(&self, options: &ClaudeOptions, dir: &Path) -> anyhow::Result<Acceptance> {
+        let client = match &options.api {
+            Some(api) => {
+                let model = self.model.as_deref().unwrap_or("scripted");
+                MessagesClient::new(&api.base_url, &api.api_key, model, EXTRACTION_TIMEOUT)
+            }
+            None => {
+                let model = self.model.as_deref().context(
+                    "the acceptance guard calls the run's model through the Messages API: give --model",
+                )?;
+                MessagesClient::from_env(model, EXTRACTION_TIMEOUT)?
+            }
+        };
+        Ok(Acceptance {
+            extractor: Box::new(MessagesExtractor::new(client)),
+            checklist: dir.join(ACCEPTANCE_FILE),
+        })
+    }
+}
+
+/// Within the CLI's wait for a hook answer (`DEFAULT_HOOK_TIMEOUT_SECS`).
+const EXTRACTION_TIMEOUT: Duration = Duration::from_secs(45);
 
 /// Resolves once Ctrl-C (or SIGTERM) has been received.
 async fn interrupted() {

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use sens_engine::finding::Finding;
+use sens_engine::session::guards::acceptance::Checklist;
 use sens_engine::session::guards::{Decision, Kind};
 use sens_engine::session::ledger::Verdict;
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,8 @@ use crate::jsonl;
 
 /// A run folder's hook ledger.
 pub const LEDGER_FILE: &str = "hooks.jsonl";
+/// A run folder's acceptance checklist (the `acceptance` guard's).
+pub const ACCEPTANCE_FILE: &str = "acceptance.json";
 
 /// One ledger line, as far as the harness reads it.
 #[derive(Debug, Clone, Deserialize)]
@@ -71,6 +74,28 @@ pub struct HookCounts {
 pub struct GuardCounts {
     pub notes: u64,
     pub blocks: u64,
+    /// `acceptance`: the checklist's points, and those a passing run proved.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub points: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub proved: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The acceptance checklist's counts into `counts` (none without the file).
+pub fn count_acceptance(dir: &Path, counts: &mut HookCounts) -> anyhow::Result<()> {
+    let path = dir.join(ACCEPTANCE_FILE);
+    if !path.exists() {
+        return Ok(());
+    }
+    let checklist = Checklist::read(&path)?;
+    let guard = counts.guards.entry("acceptance".into()).or_default();
+    guard.points = checklist.points.len() as u64;
+    guard.proved = checklist.proved() as u64;
+    Ok(())
 }
 
 impl HookCounts {
@@ -84,6 +109,8 @@ impl HookCounts {
             let sum = self.guards.entry(name.clone()).or_default();
             sum.notes += counts.notes;
             sum.blocks += counts.blocks;
+            sum.points += counts.points;
+            sum.proved += counts.proved;
         }
     }
 }

@@ -243,12 +243,16 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
     table(out, &head, &rows)
 }
 
-/// A condition's guard counts in one cell: `loop 1/0, stop-evidence 0/1`.
+/// A condition's guard counts in one cell: `loop 1/0, acceptance 0/1 (proved
+/// 1/2)`: notes/blocks, and the acceptance points a passing run proved.
 fn guard_counts(counts: &HookCounts) -> String {
     counts
         .guards
         .iter()
-        .map(|(name, c)| format!("{name} {}/{}", c.notes, c.blocks))
+        .map(|(name, c)| match c.points {
+            0 => format!("{name} {}/{}", c.notes, c.blocks),
+            points => format!("{name} {}/{} (proved {}/{points})", c.notes, c.blocks, c.proved),
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

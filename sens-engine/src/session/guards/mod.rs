@@ -10,6 +10,7 @@
 //! guard's is added to it. A guard that fails fails the callback (the session
 //! answers with a deny or block).
 
+pub mod acceptance;
 mod command_guard;
 mod context;
 mod looping;
@@ -103,6 +104,7 @@ pub const GUARD_NAMES: &[&str] = &[
     "command-guard",
     "context",
     "secrets",
+    "acceptance",
 ];
 
 /// A guard as a condition names it, with its settings checked: built into a
@@ -117,6 +119,7 @@ pub enum GuardSpec {
     CommandGuard(command_guard::Settings),
     Context(context::Settings),
     Secrets(secrets::Settings),
+    Acceptance,
 }
 
 impl GuardSpec {
@@ -140,6 +143,10 @@ impl GuardSpec {
             "command-guard" => GuardSpec::CommandGuard(read(name, settings)?),
             "context" => GuardSpec::Context(context::Settings::read(read(name, settings)?, base)?),
             "secrets" => GuardSpec::Secrets(read(name, settings)?),
+            "acceptance" => {
+                let NoSettings {} = read(name, settings)?;
+                GuardSpec::Acceptance
+            }
             other => bail!(
                 "unknown guard `{other}`; known guards: {}",
                 GUARD_NAMES.join(", ")
@@ -155,10 +162,14 @@ impl GuardSpec {
         if let GuardSpec::StopEvidence(s) = self {
             TestCommands::new(&[], &s.test_patterns)?;
         }
-        self.build().map(drop)
+        if *self == GuardSpec::Acceptance {
+            return Ok(());
+        }
+        self.build(&mut None).map(drop)
     }
 
-    fn build(&self) -> anyhow::Result<Box<dyn Guard>> {
+    /// The guard; `acceptance` takes the project's extractor (there is one).
+    fn build(&self, acceptance: &mut Option<Acceptance>) -> anyhow::Result<Box<dyn Guard>> {
         Ok(match self {
             GuardSpec::Loop(s) => Box::new(looping::LoopGuard::new(s)),
             GuardSpec::StopEvidence(_) => Box::new(stop_evidence::StopEvidence::default()),
@@ -168,6 +179,12 @@ impl GuardSpec {
             GuardSpec::CommandGuard(s) => Box::new(command_guard::CommandGuard::new(s)?),
             GuardSpec::Context(s) => Box::new(context::ContextGuard::new(s)?),
             GuardSpec::Secrets(s) => Box::new(secrets::SecretsGuard::new(s)?),
+            GuardSpec::Acceptance => {
+                let Acceptance { extractor, checklist } = acceptance
+                    .take()
+                    .context("guard `acceptance` needs a point extractor, and none was given")?;
+                Box::new(acceptance::AcceptanceGuard::new(extractor, checklist))
+            }
         })
     }
 }
@@ -175,6 +192,13 @@ impl GuardSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NoSettings {}
+
+/// What the `acceptance` guard needs from the harness: the extractor (a model
+/// call) and where the checklist file is kept.
+pub struct Acceptance {
+    pub extractor: Box<dyn acceptance::PointExtractor>,
+    pub checklist: std::path::PathBuf,
+}
 
 /// The guards of one session and the turn's facts they share.
 pub struct Guards {
@@ -186,11 +210,15 @@ pub struct Guards {
 impl Guards {
     /// The session's guards; `test_commands` are the project's test commands
     /// (the task's or sequence's): they and `stop-evidence`'s `test_patterns`
-    /// make a test run.
-    pub fn new(specs: &[GuardSpec], test_commands: &[String]) -> anyhow::Result<Self> {
+    /// make a test run. `acceptance` is what the guard of that name needs.
+    pub fn new(
+        specs: &[GuardSpec],
+        test_commands: &[String],
+        mut acceptance: Option<Acceptance>,
+    ) -> anyhow::Result<Self> {
         let guards = specs
             .iter()
-            .map(GuardSpec::build)
+            .map(|spec| spec.build(&mut acceptance))
             .collect::<anyhow::Result<_>>()?;
         let patterns: Vec<String> = specs
             .iter()
@@ -319,7 +347,7 @@ mod tests {
     fn recitation(every: u64) -> Guards {
         let settings = json!({"every": every, "constraints": "Never edit tests/."});
         let spec = GuardSpec::parse("recitation", settings, Path::new(".")).unwrap();
-        Guards::new(&[spec], &[]).unwrap()
+        Guards::new(&[spec], &[], None).unwrap()
     }
 
     fn decide(guards: &mut Guards, input: Value) -> Vec<Decision> {
