@@ -112,8 +112,11 @@ fn play(scenario: Scenario) -> Played {
     let script: Vec<Value> = turns.into_iter().map(|b| json!({"blocks": b})).collect();
     let agent = json!([{"blocks": [text("Looks fine.")]}]);
     let script_path = dir.path().join(format!("{name}.json"));
-    std::fs::write(&script_path, json!({"main": script, "agent": agent, "decisions": decisions}).to_string())
-        .expect("the script");
+    std::fs::write(
+        &script_path,
+        json!({"main": script, "agent": agent, "decisions": decisions}).to_string(),
+    )
+    .expect("the script");
     let conditions_path = dir.path().join("conditions.toml");
     std::fs::write(&conditions_path, conditions).expect("the conditions");
     for (file, text) in beside {
@@ -255,15 +258,16 @@ fn stop_evidence_blocks_an_untested_change_once_and_nothing_else() {
         Scenario::new("nothing", guard(), vec![vec![text("Nothing to change.")]]),
     ]);
     let blocks = played[0].decisions("stop-evidence");
-    assert_eq!(blocks.len(), 2, "a block, then a pass on the same state: {blocks:?}");
+    assert_eq!(
+        blocks.len(),
+        2,
+        "a block, then a pass on the same state: {blocks:?}"
+    );
     assert_eq!((blocks[0].0.as_str(), blocks[0].1), ("Stop", Kind::Block));
     assert!(blocks[0].2.contains("src/report.py"), "{}", blocks[0].2);
     assert_eq!(blocks[1].1, Kind::Mark);
     assert_eq!(played[0].stops(), ["Block", "Pass"]);
-    assert_eq!(
-        played[0].counts("stop-evidence"),
-        (0, 1)
-    );
+    assert_eq!(played[0].counts("stop-evidence"), (0, 1));
     assert_eq!(played[0].record.hooks.blocks, 1);
     for (name, run) in [("tested", &played[1]), ("nothing", &played[2])] {
         assert!(run.decisions("stop-evidence").is_empty(), "{name}");
@@ -294,7 +298,11 @@ fn a_risk_glob_raises_the_level_and_a_later_low_risk_edit_does_not_lower_it() {
         .filter(|d| d.1 == Kind::Mark && d.2.starts_with("risk"))
         .map(|d| d.2.as_str())
         .collect();
-    assert_eq!(marks, ["risk R0 -> R2, raised by src/payments.py"], "{decisions:?}");
+    assert_eq!(
+        marks,
+        ["risk R0 -> R2, raised by src/payments.py"],
+        "{decisions:?}"
+    );
     // The last edit was R1, yet the Stop still needs R2's evidence.
     let blocks: Vec<_> = decisions.iter().filter(|d| d.1 == Kind::Block).collect();
     assert_eq!(blocks.len(), 1, "{decisions:?}");
@@ -340,7 +348,9 @@ fn a_reviewer_subagent_that_can_write_is_denied_and_others_are_not() {
         .iter()
         .filter(|l| l.event == "PreToolUse" && l.tool.as_deref() == Some("Agent"))
         .map(|l| {
-            let agent = l.input["tool_input"]["subagent_type"].as_str().unwrap_or("");
+            let agent = l.input["tool_input"]["subagent_type"]
+                .as_str()
+                .unwrap_or("");
             (agent.to_string(), format!("{:?}", l.verdict))
         })
         .collect();
@@ -353,7 +363,11 @@ fn a_reviewer_subagent_that_can_write_is_denied_and_others_are_not() {
     let denials = played.decisions("reviewer-gate");
     assert_eq!(spawns, expected, "{denials:?}");
     assert_eq!(denials.len(), 1, "{denials:?}");
-    assert!(denials[0].2.contains("its tools include Write"), "{}", denials[0].2);
+    assert!(
+        denials[0].2.contains("its tools include Write"),
+        "{}",
+        denials[0].2
+    );
     assert_eq!(played.counts("reviewer-gate"), (0, 1));
 }
 
@@ -363,7 +377,10 @@ fn fragments_commands_and_secrets_are_guarded() {
     let settings = "[G.guard.context]\nfragments = [{glob = \"src/*.py\", file = \"src-contract.md\"}]\n\
                     [G.guard.command-guard]\ndeny = [{pattern = \"git\\\\s+push\\\\s+.*--force\", message = \"Force-pushing is not allowed here.\"}]\n";
     let scenario = Scenario {
-        beside: vec![("src-contract.md", "src/ is the package's public API: keep signatures.")],
+        beside: vec![(
+            "src-contract.md",
+            "src/ is the package's public API: keep signatures.",
+        )],
         ..Scenario::new(
             "context-command-secrets",
             condition(false, &["context", "command-guard", "secrets"], settings),
@@ -373,7 +390,10 @@ fn fragments_commands_and_secrets_are_guarded() {
                 vec![bash("cd src && git push --force origin main")],
                 vec![bash("git status --short")],
                 vec![write("config/deploy_key", key)],
-                vec![write("config/app.toml", "[server]\nport = 8080\ntimeout = 30\n")],
+                vec![write(
+                    "config/app.toml",
+                    "[server]\nport = 8080\ntimeout = 30\n",
+                )],
                 vec![tool("Read", json!({"file_path": "config/deploy_key"}))],
                 vec![tool("Read", json!({"file_path": "config/app.toml"}))],
                 vec![text("Done.")],
@@ -382,7 +402,11 @@ fn fragments_commands_and_secrets_are_guarded() {
     };
     let played = play(scenario);
     let fragments = played.decisions("context");
-    assert_eq!(fragments.len(), 1, "once for two matching files: {fragments:?}");
+    assert_eq!(
+        fragments.len(),
+        1,
+        "once for two matching files: {fragments:?}"
+    );
     assert!(fragments[0].2.contains("public API"), "{}", fragments[0].2);
     let commands = played.decisions("command-guard");
     assert_eq!(commands.len(), 1, "{commands:?}");
@@ -390,12 +414,19 @@ fn fragments_commands_and_secrets_are_guarded() {
     let pushed = played
         .ledger
         .iter()
-        .find(|l| l.input["tool_input"]["command"].as_str().is_some_and(|c| c.contains("push")))
+        .find(|l| {
+            l.input["tool_input"]["command"]
+                .as_str()
+                .is_some_and(|c| c.contains("push"))
+        })
         .expect("the push's PreToolUse");
     let reason = pushed.output["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()
         .unwrap_or_default();
-    assert!(reason.contains("Force-pushing is not allowed here."), "{reason}");
+    assert!(
+        reason.contains("Force-pushing is not allowed here."),
+        "{reason}"
+    );
     let reads: Vec<(String, String)> = played
         .ledger
         .iter()
@@ -417,9 +448,11 @@ fn fragments_commands_and_secrets_are_guarded() {
 
 #[test]
 fn the_prompt_is_recited_every_n_tool_calls() {
-    let prompt = std::fs::read_to_string(root().join("bench/scenarios/tasks/amount-total/prompt.md"))
-        .expect("the task's prompt");
-    let settings = "[G.guard.recitation]\nevery = 3\nconstraints = \"Keep src/util.py as it is.\"\n";
+    let prompt =
+        std::fs::read_to_string(root().join("bench/scenarios/tasks/amount-total/prompt.md"))
+            .expect("the task's prompt");
+    let settings =
+        "[G.guard.recitation]\nevery = 3\nconstraints = \"Keep src/util.py as it is.\"\n";
     let played = play(Scenario::new(
         "recitation",
         condition(false, &["recitation"], settings),
@@ -466,21 +499,39 @@ fn acceptance_points_come_from_the_prompt_and_an_unproved_stop_is_blocked_once()
     };
     let played = play_all(vec![
         scenario("acceptance", &points),
-        scenario("acceptance-garbage", &json!("These are the points: total, cents.")),
+        scenario(
+            "acceptance-garbage",
+            &json!("These are the points: total, cents."),
+        ),
     ]);
     let checklist = played[0].checklist.as_ref().expect("a checklist");
-    let texts: Vec<&str> = checklist.points.iter().map(|i| i.point.text.as_str()).collect();
-    assert_eq!(texts, ["total(items) in a new src/report.py", "the sum is in cents"]);
+    let texts: Vec<&str> = checklist
+        .points
+        .iter()
+        .map(|i| i.point.text.as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        ["total(items) in a new src/report.py", "the sum is in cents"]
+    );
     assert!(checklist.points[1].point.inferred && checklist.buffer.is_empty());
     let evidence: Vec<Evidence> = checklist.points.iter().map(|i| i.evidence).collect();
     assert_eq!(evidence, [Evidence::Diff, Evidence::Claimed]);
-    assert_eq!(played[0].stops(), ["Block", "Pass"], "blocked once, then disarmed");
+    assert_eq!(
+        played[0].stops(),
+        ["Block", "Pass"],
+        "blocked once, then disarmed"
+    );
     let blocks: Vec<_> = played[0]
         .decisions("acceptance")
         .into_iter()
         .filter(|d| d.1 == Kind::Block)
         .collect();
-    assert!(blocks[0].2.contains("the sum is in cents"), "{}", blocks[0].2);
+    assert!(
+        blocks[0].2.contains("the sum is in cents"),
+        "{}",
+        blocks[0].2
+    );
     let counts = played[0].guard_counts("acceptance");
     assert_eq!((counts.blocks, counts.points, counts.proved), (1, 2, 0));
 
@@ -492,4 +543,94 @@ fn acceptance_points_come_from_the_prompt_and_an_unproved_stop_is_blocked_once()
     let marks = played[1].decisions("acceptance");
     assert!(marks[0].2.contains("extraction failed"), "{marks:?}");
     assert_eq!(played[1].stops(), ["Pass"]);
+}
+
+/// `/compact` as a user message of a stream-json session: the pinned CLI
+/// compacts (the scripted server writes the summary), the engine's PreCompact
+/// callback arms the recitation, and the next prompt's callback carries it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_compaction_through_the_cli_gets_the_recitation() {
+    use sens_bench::agent::claude::{ApiEndpoint, ClaudeOptions, ClaudeSession, pinned_claude_bin};
+    use sens_bench::agent::engine::condition_handler;
+    use sens_bench::agent::model_server::ModelServer;
+    use sens_bench::agent::script::Script;
+    use sens_bench::spec::conditions::Conditions;
+
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("app.py"), module(0)).unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@example.invalid",
+            "commit",
+            "-qm",
+            "start",
+        ],
+    ] {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&ws)
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+    let done = json!({"blocks": [text("Done.")]});
+    let script = Script::parse(&json!({"main": [done, done, done, done]}).to_string()).unwrap();
+    let server = ModelServer::start(script, &ws).await.unwrap();
+    let conditions = Conditions::parse(&condition(false, &["recitation"], "")).unwrap();
+    let (_, condition) = conditions.select(&["G".to_string()]).unwrap().remove(0);
+    let ledger = dir.path().join("hooks.jsonl");
+    let handler = condition_handler(&ws, &ledger, &condition, &[], None)
+        .unwrap()
+        .expect("a guards' session");
+    let options = ClaudeOptions {
+        binary: pinned_claude_bin(&root()).unwrap(),
+        workdir: ws.clone(),
+        home: dir.path().join("home"),
+        model: None,
+        effort: None,
+        timeout: std::time::Duration::from_secs(90),
+        api: Some(ApiEndpoint {
+            base_url: server.base_url(),
+            api_key: "scripted".into(),
+        }),
+        append_system_prompt: None,
+        env: vec![("CLAUDE_CODE_MAX_RETRIES".into(), "0".into())],
+        transcript: dir.path().join("transcript.jsonl"),
+    };
+    let mut session = ClaudeSession::start(&options, Some(Box::new(handler)))
+        .await
+        .unwrap();
+    for prompt in ["Add total(items) to app.py.", "/compact", "Go on."] {
+        session
+            .turn(prompt)
+            .await
+            .unwrap_or_else(|e| panic!("{prompt}: {e}"));
+    }
+    session.finish().await.unwrap();
+    let lines = read_ledger::<LedgerLine>(&ledger).unwrap();
+    let events: Vec<&str> = lines.iter().map(|l| l.event.as_str()).collect();
+    let compact = events.iter().position(|e| *e == "PreCompact");
+    let compact = compact.unwrap_or_else(|| panic!("no PreCompact callback: {events:?}"));
+    let recited = lines[compact..]
+        .iter()
+        .find(|l| l.guards.iter().any(|d| d.decision == Kind::Note))
+        .unwrap_or_else(|| panic!("no recitation after the compaction: {events:?}"));
+    assert_eq!(recited.event, "UserPromptSubmit");
+    let context = recited.output["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(context.contains("Add total(items) to app.py."), "{context}");
+    let asked = server
+        .requests()
+        .into_iter()
+        .filter_map(|r| r.body)
+        .any(|body| body.to_string().contains("Sens (recitation)"));
+    assert!(asked, "the recitation reached the model");
 }

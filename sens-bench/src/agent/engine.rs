@@ -69,7 +69,10 @@ pub fn condition_handler(
     }
     let options = SessionOptions::new(ledger.to_path_buf());
     let session = Session::guards_only(workspace, guards, options).with_context(|| {
-        format!("starting the guards' hook session in {}", workspace.display())
+        format!(
+            "starting the guards' hook session in {}",
+            workspace.display()
+        )
     })?;
     Ok(Some(session))
 }

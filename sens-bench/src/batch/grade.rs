@@ -13,10 +13,10 @@ use crate::exec::{self, CommandLine, Status};
 use crate::jsonl;
 use crate::measure::integrity;
 use crate::measure::ledger::{HookCounts, count_acceptance, hook_counts, read_ledger};
-use crate::spec::conditions::Condition;
 use crate::measure::outcomes::{OutcomeCounts, classify};
 use crate::measure::{self, Inputs};
 use crate::record::{Integrity, RunRecord};
+use crate::spec::conditions::Condition;
 use crate::workspace::diff::{ChangeSet, collect_changes};
 use crate::workspace::hidden::{Overwritten, copy_hidden, hidden_files};
 

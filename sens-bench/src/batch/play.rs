@@ -9,18 +9,18 @@ use anyhow::Context;
 
 use super::BatchFolder;
 use super::stage::Attempt;
-use crate::agent::claude::{AgentError, ApiEndpoint, ClaudeOptions, TurnResult, run_once};
 use crate::agent::acceptance::MessagesExtractor;
+use crate::agent::claude::{AgentError, ApiEndpoint, ClaudeOptions, TurnResult, run_once};
 use crate::agent::engine::condition_handler;
 use crate::agent::messages::MessagesClient;
-use crate::measure::ledger::ACCEPTANCE_FILE;
-use sens_engine::session::guards::Acceptance;
 use crate::agent::model_server::ModelServer;
 use crate::agent::oracle::oracle_script;
 use crate::agent::script::Script;
 use crate::agent::{AgentKind, HookHandler};
 use crate::exec;
+use crate::measure::ledger::ACCEPTANCE_FILE;
 use crate::spec::conditions::Condition;
+use sens_engine::session::guards::Acceptance;
 
 impl BatchFolder {
     /// Runs the agent on the copy; `None` when Ctrl-C came first (the CLI and

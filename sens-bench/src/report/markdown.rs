@@ -251,7 +251,10 @@ fn guard_counts(counts: &HookCounts) -> String {
         .iter()
         .map(|(name, c)| match c.points {
             0 => format!("{name} {}/{}", c.notes, c.blocks),
-            points => format!("{name} {}/{} (proved {}/{points})", c.notes, c.blocks, c.proved),
+            points => format!(
+                "{name} {}/{} (proved {}/{points})",
+                c.notes, c.blocks, c.proved
+            ),
         })
         .collect::<Vec<_>>()
         .join(", ")

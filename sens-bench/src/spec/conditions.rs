@@ -54,12 +54,10 @@ impl Conditions {
     pub fn load(path: &Path) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read conditions file {}", path.display()))?;
-        let mut conditions =
-            Self::parse(&text).with_context(|| format!("in conditions file {}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new(""));
+        let mut conditions = Self::parse_in(&text, base)
+            .with_context(|| format!("in conditions file {}", path.display()))?;
         for (name, condition) in &mut conditions.0 {
-            condition.guard_specs = guard_specs(condition, base)
-                .with_context(|| format!("conditions file {}: [{name}]", path.display()))?;
             if let Some(rules) = &condition.rules {
                 condition.rule_config =
                     RuleConfig::from_file(&base.join(rules)).with_context(|| {
@@ -70,12 +68,22 @@ impl Conditions {
         Ok(conditions)
     }
 
+    /// Parses a conditions text; guards' files are read from the current folder.
     pub fn parse(text: &str) -> anyhow::Result<Self> {
-        let map: BTreeMap<String, Condition> = toml::from_str(text)?;
+        Self::parse_in(text, Path::new(""))
+    }
+
+    /// Parses a conditions text whose guards' files are relative to `base`.
+    fn parse_in(text: &str, base: &Path) -> anyhow::Result<Self> {
+        let mut map: BTreeMap<String, Condition> = toml::from_str(text)?;
         if map.is_empty() {
             bail!(
                 "no condition is defined: add a table such as [C0] with description, canon, engine"
             );
+        }
+        for (name, condition) in &mut map {
+            condition.guard_specs =
+                guard_specs(condition, base).with_context(|| format!("[{name}]"))?;
         }
         Ok(Self(map))
     }
@@ -103,7 +111,11 @@ impl Conditions {
 /// The condition's guards with their settings; an unknown guard, settings for a
 /// guard not listed, or bad settings are errors naming the guard.
 fn guard_specs(condition: &Condition, base: &Path) -> anyhow::Result<Vec<GuardSpec>> {
-    if let Some(name) = condition.guard.keys().find(|n| !condition.guards.contains(n)) {
+    if let Some(name) = condition
+        .guard
+        .keys()
+        .find(|n| !condition.guards.contains(n))
+    {
         bail!("field `guard.{name}`: settings for a guard that `guards` does not list");
     }
     let mut specs = Vec::with_capacity(condition.guards.len());
@@ -113,9 +125,7 @@ fn guard_specs(condition: &Condition, base: &Path) -> anyhow::Result<Vec<GuardSp
         }
         let settings = condition.guard.get(name).cloned().unwrap_or_default();
         let settings = serde_json::to_value(settings).context("reading guard settings")?;
-        specs.push(
-            GuardSpec::parse(name, settings, base).context("field `guards`")?,
-        );
+        specs.push(GuardSpec::parse(name, settings, base).context("field `guards`")?);
     }
     Ok(specs)
 }

@@ -584,10 +584,10 @@ impl Session {
         let touched = match event {
             Event::PostToolUse | Event::PostToolUseFailure => {
                 let mut touched = self.last_changed.clone();
-                if let Some(file) = self.file_tool_target(input)? {
-                    if !touched.contains(&file) {
-                        touched.push(file);
-                    }
+                if let Some(file) = self.file_tool_target(input)?
+                    && !touched.contains(&file)
+                {
+                    touched.push(file);
                 }
                 touched
             }
@@ -604,7 +604,8 @@ impl Session {
         if outcome.verdict == Verdict::Paused {
             for decision in decisions.iter_mut().filter(|d| d.decision == Kind::Block) {
                 decision.decision = Kind::Mark;
-                decision.message = format!("not applied (the turn is paused): {}", decision.message);
+                decision.message =
+                    format!("not applied (the turn is paused): {}", decision.message);
             }
         }
         if guards::merge(event.name(), &mut outcome.output, &decisions) {
@@ -613,7 +614,10 @@ impl Session {
                 _ => Verdict::Deny,
             };
         } else if outcome.verdict == Verdict::Quiet
-            && outcome.output.pointer("/hookSpecificOutput/additionalContext").is_some()
+            && outcome
+                .output
+                .pointer("/hookSpecificOutput/additionalContext")
+                .is_some()
         {
             outcome.verdict = Verdict::Context;
         }

@@ -136,14 +136,17 @@ impl AcceptanceGuard {
         self.armed = true;
         let decision = match self.extractor.extract(&self.checklist.buffer.join("\n\n")) {
             Ok(points) => {
-                let known = |p: &Point| self.checklist.points.iter().any(|i| i.point.text == p.text);
+                let known =
+                    |p: &Point| self.checklist.points.iter().any(|i| i.point.text == p.text);
                 let new: Vec<Point> = points.into_iter().filter(|p| !known(p)).collect();
                 let message = format!("extracted {} new point(s)", new.len());
-                self.checklist.points.extend(new.into_iter().map(|point| Item {
-                    point,
-                    evidence: Evidence::None,
-                    human: None,
-                }));
+                self.checklist
+                    .points
+                    .extend(new.into_iter().map(|point| Item {
+                        point,
+                        evidence: Evidence::None,
+                        human: None,
+                    }));
                 self.checklist.buffer.clear();
                 message
             }
@@ -209,7 +212,9 @@ fn evidence(point: &Point, seen: &Seen<'_>, said: bool) -> Evidence {
             .iter()
             .any(|r| r.passed && r.call > after && r.command.contains(command))
     });
-    let named = |file: &String| point.text.contains(file.as_str()) || point.acceptance.contains(file.as_str());
+    let named = |file: &String| {
+        point.text.contains(file.as_str()) || point.acceptance.contains(file.as_str())
+    };
     if ran {
         Evidence::Ran
     } else if seen.touched.iter().any(named) {
@@ -229,7 +234,11 @@ impl Guard for AcceptanceGuard {
     fn decide(&mut self, seen: &Seen<'_>) -> anyhow::Result<Vec<(Kind, String)>> {
         match seen.event {
             "UserPromptSubmit" => {
-                let prompt = seen.input.get("prompt").and_then(Value::as_str).unwrap_or("");
+                let prompt = seen
+                    .input
+                    .get("prompt")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 if super::is_command_prompt(prompt) {
                     return Ok(Vec::new());
                 }

@@ -128,8 +128,7 @@ impl GuardSpec {
     /// field; an unknown name lists the known ones.
     pub fn parse(name: &str, settings: Value, base: &Path) -> anyhow::Result<Self> {
         fn read<T: serde::de::DeserializeOwned>(name: &str, settings: Value) -> anyhow::Result<T> {
-            serde_json::from_value(settings)
-                .with_context(|| format!("settings of guard `{name}`"))
+            serde_json::from_value(settings).with_context(|| format!("settings of guard `{name}`"))
         }
         let spec = match name {
             "loop" => GuardSpec::Loop(read(name, settings)?),
@@ -180,7 +179,10 @@ impl GuardSpec {
             GuardSpec::Context(s) => Box::new(context::ContextGuard::new(s)?),
             GuardSpec::Secrets(s) => Box::new(secrets::SecretsGuard::new(s)?),
             GuardSpec::Acceptance => {
-                let Acceptance { extractor, checklist } = acceptance
+                let Acceptance {
+                    extractor,
+                    checklist,
+                } = acceptance
                     .take()
                     .context("guard `acceptance` needs a point extractor, and none was given")?;
                 Box::new(acceptance::AcceptanceGuard::new(extractor, checklist))
@@ -316,17 +318,17 @@ pub fn merge(event: &str, output: &mut Value, decisions: &[Decision]) -> bool {
             _ => *output = super::deny(reason),
         }
     }
-    if let Some(note) = texts(Kind::Note).filter(|_| accepts_context(event)) {
-        if let Some(object) = output.as_object_mut() {
-            let specific = object
-                .entry("hookSpecificOutput")
-                .or_insert_with(|| json!({"hookEventName": event}));
-            let text = match specific.get("additionalContext").and_then(Value::as_str) {
-                Some(existing) => format!("{existing}\n\n{note}"),
-                None => note,
-            };
-            specific["additionalContext"] = Value::String(text);
-        }
+    if let Some(note) = texts(Kind::Note).filter(|_| accepts_context(event))
+        && let Some(object) = output.as_object_mut()
+    {
+        let specific = object
+            .entry("hookSpecificOutput")
+            .or_insert_with(|| json!({"hookEventName": event}));
+        let text = match specific.get("additionalContext").and_then(Value::as_str) {
+            Some(existing) => format!("{existing}\n\n{note}"),
+            None => note,
+        };
+        specific["additionalContext"] = Value::String(text);
     }
     objection.is_some()
 }
@@ -381,10 +383,16 @@ mod tests {
         let text = &recited[0].message;
         assert!(text.contains("Add total(items).") && text.contains("Never edit tests/."));
         let recited_chars = text.matches('x').count();
-        assert_eq!(recited_chars, 2000 - "Add total(items). ".len(), "the first 2,000 characters");
+        assert_eq!(
+            recited_chars,
+            2000 - "Add total(items). ".len(),
+            "the first 2,000 characters"
+        );
         let mut output = json!({});
         merge("PostToolUse", &mut output, &recited);
-        let context = output["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+        let context = output["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .unwrap();
         assert!(context.contains("Add total(items)."));
         assert!(decide(&mut guards, post).is_empty(), "recited once");
     }
@@ -397,14 +405,31 @@ mod tests {
             message: message.into(),
         };
         let mut denied = super::super::deny("copies parse_amount");
-        assert!(merge("PreToolUse", &mut denied, &[decision(Kind::Deny, "no force-push")]));
-        let reason = denied["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+        assert!(merge(
+            "PreToolUse",
+            &mut denied,
+            &[decision(Kind::Deny, "no force-push")]
+        ));
+        let reason = denied["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
         assert_eq!(reason, "copies parse_amount\n\nno force-push");
         let mut allowed = json!({});
-        assert!(merge("Stop", &mut allowed, &[decision(Kind::Block, "run the tests")]));
-        assert_eq!(allowed, json!({"decision": "block", "reason": "run the tests"}));
+        assert!(merge(
+            "Stop",
+            &mut allowed,
+            &[decision(Kind::Block, "run the tests")]
+        ));
+        assert_eq!(
+            allowed,
+            json!({"decision": "block", "reason": "run the tests"})
+        );
         let mut quiet = json!({});
-        assert!(!merge("Stop", &mut quiet, &[decision(Kind::Note, "would continue the turn")]));
+        assert!(!merge(
+            "Stop",
+            &mut quiet,
+            &[decision(Kind::Note, "would continue the turn")]
+        ));
         assert_eq!(quiet, json!({}));
     }
 }

@@ -4,7 +4,9 @@
 //! of a turn, on that call's PostToolUse, and after a compaction. A PreCompact
 //! callback cannot add text to the conversation (its `hookSpecificOutput` has
 //! no `additionalContext`), so it arms the recitation, which the next callback
-//! that takes `additionalContext` (the next prompt or tool result) carries.
+//! that takes `additionalContext` (the next prompt or tool result) carries,
+//! with the prompt of the turn that was compacted (a `/compact` between turns
+//! is followed by the next turn's prompt, which is no loss).
 
 use serde::Deserialize;
 
@@ -30,8 +32,9 @@ fn default_every() -> u64 {
 pub struct Recitation {
     every: u64,
     constraints: String,
-    /// A compaction happened; the next note-taking callback recites.
-    armed: bool,
+    /// A compaction happened during the turn of this prompt; the next
+    /// note-taking callback recites it.
+    armed: Option<String>,
 }
 
 impl Recitation {
@@ -39,12 +42,12 @@ impl Recitation {
         Self {
             every: settings.every.max(1),
             constraints: settings.constraints.clone(),
-            armed: false,
+            armed: None,
         }
     }
 
-    fn recital(&self, seen: &Seen<'_>) -> String {
-        let prompt: String = seen.turn.prompt.chars().take(PROMPT_CHARS).collect();
+    fn recital(&self, prompt: &str) -> String {
+        let prompt: String = prompt.chars().take(PROMPT_CHARS).collect();
         let mut text = format!(
             "Sens (recitation): the user's request for this turn, verbatim:\n<request>\n{prompt}\n</request>"
         );
@@ -62,15 +65,23 @@ impl Guard for Recitation {
 
     fn decide(&mut self, seen: &Seen<'_>) -> anyhow::Result<Vec<(Kind, String)>> {
         if seen.event == "PreCompact" {
-            self.armed = true;
-            return Ok(vec![(Kind::Mark, "armed: recite after the compaction".into())]);
+            self.armed = Some(seen.turn.prompt.clone());
+            return Ok(vec![(
+                Kind::Mark,
+                "armed: recite after the compaction".into(),
+            )]);
         }
-        let due = seen.is_after_tool() && seen.turn.calls % self.every == 0;
         let carries = seen.is_after_tool() || seen.event == "UserPromptSubmit";
-        if seen.turn.prompt.is_empty() || !(due || (self.armed && carries)) {
+        let prompt = match self.armed.take_if(|_| carries) {
+            Some(compacted) => compacted,
+            None if seen.is_after_tool() && seen.turn.calls.is_multiple_of(self.every) => {
+                seen.turn.prompt.clone()
+            }
+            None => return Ok(Vec::new()),
+        };
+        if prompt.is_empty() {
             return Ok(Vec::new());
         }
-        self.armed = false;
-        Ok(vec![(Kind::Note, self.recital(seen))])
+        Ok(vec![(Kind::Note, self.recital(&prompt))])
     }
 }

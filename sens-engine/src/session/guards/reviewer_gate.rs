@@ -124,7 +124,10 @@ mod tests {
             frontmatter_tools(text),
             Some(vec!["Read".into(), "Grep".into(), "Glob".into()])
         );
-        assert_eq!(frontmatter_tools("---\ntools: [Read, \"Write\"]\n---\n").unwrap()[1], "Write");
+        assert_eq!(
+            frontmatter_tools("---\ntools: [Read, \"Write\"]\n---\n").unwrap()[1],
+            "Write"
+        );
         assert_eq!(frontmatter_tools("---\nname: x\n---\ntools: Read\n"), None);
         assert_eq!(frontmatter_tools("no front matter"), None);
     }

@@ -158,7 +158,11 @@ fn files_read(seen: &Seen<'_>, cwd: &Path) -> Vec<PathBuf> {
                 .unwrap_or_default()
                 .iter()
                 .filter_map(|command| shlex::split(command))
-                .filter(|words| words.first().is_some_and(|w| PRINTERS.contains(&w.as_str())))
+                .filter(|words| {
+                    words
+                        .first()
+                        .is_some_and(|w| PRINTERS.contains(&w.as_str()))
+                })
                 .flat_map(|words| {
                     words
                         .into_iter()
@@ -227,7 +231,8 @@ mod tests {
         assert_eq!(guard.scan(&token)[0].1, "GitHub token");
         let assigned = "db_password = \"q8Zr2LmX9vTk4Wn7Ps\"\n";
         assert!(matches!(guard.scan(assigned).as_slice(), [(false, _, 1)]));
-        let config = "[server]\nport = 8080\npassword_file = \"/etc/app/passwords.txt\"\ntimeout = 30\n";
+        let config =
+            "[server]\nport = 8080\npassword_file = \"/etc/app/passwords.txt\"\ntimeout = 30\n";
         assert!(guard.scan(config).is_empty(), "{:?}", guard.scan(config));
     }
 

@@ -148,9 +148,19 @@ mod tests {
     fn a_test_run_after_the_last_edit_is_evidence_and_an_edit_after_it_is_not() {
         let tests = TestCommands::new(&["pytest -q".into()], &[]).unwrap();
         let mut turn = Turn::default();
-        turn.observe("UserPromptSubmit", &json!({"prompt": "add it"}), &[], &tests);
+        turn.observe(
+            "UserPromptSubmit",
+            &json!({"prompt": "add it"}),
+            &[],
+            &tests,
+        );
         assert!(turn.tested_after_last_edit(&tests));
-        turn.observe("PostToolUse", &json!({"tool_name": "Write"}), &["a.py".into()], &tests);
+        turn.observe(
+            "PostToolUse",
+            &json!({"tool_name": "Write"}),
+            &["a.py".into()],
+            &tests,
+        );
         assert!(!turn.tested_after_last_edit(&tests));
         // Its caches are no edit.
         turn.observe(
@@ -160,7 +170,12 @@ mod tests {
             &tests,
         );
         assert!(turn.tested_after_last_edit(&tests));
-        turn.observe("PostToolUse", &json!({"tool_name": "Edit"}), &["a.py".into()], &tests);
+        turn.observe(
+            "PostToolUse",
+            &json!({"tool_name": "Edit"}),
+            &["a.py".into()],
+            &tests,
+        );
         assert!(!turn.tested_after_last_edit(&tests));
         assert_eq!(turn.edits["a.py"], 2);
         assert_eq!(turn.candidates(&["a.py".into(), "b.py".into()]), ["a.py"]);
@@ -170,9 +185,24 @@ mod tests {
     fn a_slash_command_keeps_the_objective_and_a_prompt_starts_a_turn() {
         let tests = TestCommands::new(&[], &[]).unwrap();
         let mut turn = Turn::default();
-        turn.observe("UserPromptSubmit", &json!({"prompt": "add totals"}), &[], &tests);
-        turn.observe("PostToolUse", &json!({"tool_name": "Write"}), &["a.py".into()], &tests);
-        turn.observe("UserPromptSubmit", &json!({"prompt": "/compact"}), &[], &tests);
+        turn.observe(
+            "UserPromptSubmit",
+            &json!({"prompt": "add totals"}),
+            &[],
+            &tests,
+        );
+        turn.observe(
+            "PostToolUse",
+            &json!({"tool_name": "Write"}),
+            &["a.py".into()],
+            &tests,
+        );
+        turn.observe(
+            "UserPromptSubmit",
+            &json!({"prompt": "/compact"}),
+            &[],
+            &tests,
+        );
         assert_eq!((turn.prompt.as_str(), turn.calls), ("add totals", 1));
         turn.observe("UserPromptSubmit", &json!({"prompt": "next"}), &[], &tests);
         assert_eq!((turn.prompt.as_str(), turn.calls), ("next", 0));
