@@ -26,6 +26,8 @@ struct Played {
     record: RunRecord,
     /// The acceptance checklist, when the guard kept one.
     checklist: Option<Checklist>,
+    /// `sens-bench gate --format json` on the batch: its exit code and output.
+    gate: (Option<i32>, Value),
 }
 
 impl Played {
@@ -133,7 +135,15 @@ fn play(scenario: Scenario) -> Played {
     let ledger = read_ledger(&run.join("hooks.jsonl")).expect("a ledger");
     let mut records = read_records(&out.join("runs.jsonl")).expect("records");
     let checklist = run.join("acceptance.json");
+    let gate = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
+        .arg("gate")
+        .arg(&out)
+        .args(["--format", "json"])
+        .output()
+        .expect("sens-bench gate runs");
+    let gate_json = serde_json::from_slice(&gate.stdout).unwrap_or(Value::Null);
     Played {
+        gate: (gate.status.code(), gate_json),
         ledger,
         record: records.remove(0),
         checklist: checklist
@@ -256,6 +266,15 @@ fn stop_evidence_blocks_an_untested_change_once_and_nothing_else() {
             ],
         ),
         Scenario::new("nothing", guard(), vec![vec![text("Nothing to change.")]]),
+        Scenario::new(
+            "untested-with-the-engine",
+            condition(true, &["stop-evidence"], ""),
+            vec![
+                vec![write("src/report.py", &module(1))],
+                vec![text("Done.")],
+                vec![text("Done, without tests.")],
+            ],
+        ),
     ]);
     let blocks = played[0].decisions("stop-evidence");
     assert_eq!(
@@ -272,6 +291,26 @@ fn stop_evidence_blocks_an_untested_change_once_and_nothing_else() {
     for (name, run) in [("tested", &played[1]), ("nothing", &played[2])] {
         assert!(run.decisions("stop-evidence").is_empty(), "{name}");
         assert_eq!(run.stops(), ["Pass"], "{name}");
+    }
+    // With the engine the guard's block is the same, and the gate, replaying the
+    // engine alone, finds no change: the engine passed that Stop.
+    let engine = &played[3];
+    assert_eq!(engine.stops(), ["Block", "Pass"]);
+    let blocked = engine
+        .ledger
+        .iter()
+        .find(|l| l.event == "Stop")
+        .expect("a Stop");
+    assert!(
+        !blocked.findings.iter().any(|f| f.blocks),
+        "{:?}",
+        blocked.findings
+    );
+    for (name, run) in [("guards alone", &played[0]), ("with the engine", engine)] {
+        let (code, report) = &run.gate;
+        assert_eq!(*code, Some(0), "{name}: {report}");
+        assert_eq!(report["changes"], json!([]), "{name}: {report}");
+        assert_eq!(report["unreplayable"], json!([]), "{name}: {report}");
     }
 }
 

@@ -67,6 +67,13 @@ pub struct Entry<'a> {
     /// The approved point's tree when the callback arrived.
     pub approved_tree: Option<String>,
     pub verdict: Verdict,
+    /// The engine's own verdict, when guards changed it (a guard's deny or
+    /// block over the engine's allow or pass): what a replay of the engine compares.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_verdict: Option<Verdict>,
+    /// A session of guards alone (no judge): no line of it is an engine decision.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub guards_only: bool,
     pub findings: &'a [Finding],
     #[serde(skip_serializing_if = "<[Suggestion]>::is_empty")]
     pub suggestions: &'a [Suggestion],
@@ -201,6 +208,8 @@ mod tests {
                 tree_before: None,
                 approved_tree: None,
                 verdict: Verdict::Pass,
+                engine_verdict: None,
+                guards_only: false,
                 findings: &[],
                 suggestions: &[],
                 guards: &[],

@@ -120,6 +120,8 @@ struct Outcome {
     findings: Vec<Finding>,
     suggestions: Vec<Suggestion>,
     guards: Vec<Decision>,
+    /// The engine's verdict when the guards changed it.
+    engine_verdict: Option<Verdict>,
     tree: Option<Oid>,
     error: Option<String>,
 }
@@ -132,6 +134,7 @@ impl Outcome {
             findings: Vec::new(),
             suggestions: Vec::new(),
             guards: Vec::new(),
+            engine_verdict: None,
             tree,
             error: None,
         }
@@ -329,6 +332,8 @@ impl Session {
             tree_before: outcome.tree.map(|t| t.to_string()),
             approved_tree: approved_tree.map(|t| t.to_string()),
             verdict: outcome.verdict,
+            engine_verdict: outcome.engine_verdict,
+            guards_only: self.judge.is_none(),
             findings: &outcome.findings,
             suggestions: &outcome.suggestions,
             guards: &outcome.guards,
@@ -609,10 +614,14 @@ impl Session {
             }
         }
         if guards::merge(event.name(), &mut outcome.output, &decisions) {
-            outcome.verdict = match event {
+            let verdict = match event {
                 Event::Stop | Event::SubagentStop => Verdict::Block,
                 _ => Verdict::Deny,
             };
+            if outcome.verdict != verdict {
+                outcome.engine_verdict = Some(outcome.verdict);
+                outcome.verdict = verdict;
+            }
         } else if outcome.verdict == Verdict::Quiet
             && outcome
                 .output
