@@ -673,3 +673,24 @@ async fn a_compaction_through_the_cli_gets_the_recitation() {
         .any(|body| body.to_string().contains("Sens (recitation)"));
     assert!(asked, "the recitation reached the model");
 }
+
+#[test]
+fn a_condition_naming_an_unknown_guard_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("a temp folder");
+    let conditions = dir.path().join("conditions.toml");
+    std::fs::write(&conditions, condition(false, &["loop", "lopp"], "")).expect("conditions");
+    let script = dir.path().join("script.json");
+    std::fs::write(
+        &script,
+        json!({"main": [{"blocks": [text("Done.")]}]}).to_string(),
+    )
+    .expect("the script");
+    let out = dir.path().join("batch");
+    let output = run(&script, &conditions, &out);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    for part in ["conditions.toml", "[G]", "unknown guard `lopp`"] {
+        assert!(stderr.contains(part), "{part}: {stderr}");
+    }
+    assert!(!out.join("runs").exists(), "nothing ran");
+}

@@ -249,3 +249,78 @@ impl Guard for AcceptanceGuard {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{TestCommands, Turn};
+    use super::*;
+    use serde_json::json;
+
+    fn point(text: &str, command: Option<&str>) -> Point {
+        Point {
+            text: text.into(),
+            acceptance: "it works".into(),
+            command: command.map(str::to_string),
+            inferred: false,
+        }
+    }
+
+    #[test]
+    fn only_a_passing_run_after_the_last_edit_is_proof() {
+        let tests = TestCommands::default();
+        let mut turn = Turn::default();
+        let bash = |command: &str| json!({"tool_name": "Bash", "tool_input": {"command": command}});
+        turn.observe(
+            "UserPromptSubmit",
+            &json!({"prompt": "add it"}),
+            &[],
+            &tests,
+        );
+        turn.observe("PostToolUse", &bash("pytest -q"), &[], &tests);
+        turn.observe(
+            "PostToolUse",
+            &json!({"tool_name": "Write"}),
+            &["src/a.py".into()],
+            &tests,
+        );
+        turn.observe("PostToolUseFailure", &bash("pytest -q"), &[], &tests);
+        let changed = ["src/a.py".to_string()];
+        let input = json!({});
+        fn seen<'a>(
+            turn: &'a Turn,
+            input: &'a Value,
+            changed: &'a [String],
+            tests: &'a TestCommands,
+        ) -> Seen<'a> {
+            Seen {
+                event: "Stop",
+                input,
+                touched: changed,
+                tree: None,
+                turn,
+                tests,
+                root: Path::new("/ws"),
+            }
+        }
+        let tested = point("totals", Some("pytest -q"));
+        let named = point("a new src/a.py", None);
+        // The run before the edit passed, the one after failed: no proof.
+        assert_eq!(
+            evidence(&tested, &seen(&turn, &input, &changed, &tests), true),
+            Evidence::Claimed
+        );
+        assert_eq!(
+            evidence(&tested, &seen(&turn, &input, &changed, &tests), false),
+            Evidence::None
+        );
+        assert_eq!(
+            evidence(&named, &seen(&turn, &input, &changed, &tests), true),
+            Evidence::Diff
+        );
+        turn.observe("PostToolUse", &bash("pytest -q"), &[], &tests);
+        assert_eq!(
+            evidence(&tested, &seen(&turn, &input, &changed, &tests), true),
+            Evidence::Ran
+        );
+    }
+}
