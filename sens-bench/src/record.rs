@@ -147,6 +147,9 @@ pub struct RunRecord {
     #[serde(deserialize_with = "required")]
     pub turns: Option<u32>,
     pub duration_s: f64,
+    /// Denials, blocks, pauses and suggestions of the hook session, and per
+    /// guard its notes and blocks (`hooks.guards`, absent before guards; see
+    /// `measure::ledger::HookCounts`).
     pub hooks: HookCounts,
     /// What the agent did after each denial and block, per class (zero without
     /// the engine). Absent in records written before it existed, read as zero.

@@ -1,8 +1,9 @@
 //! C2's hook handler: the engine's hook session answering the CLI's callbacks
-//! in process (SPEC 2.6), and under `mcp_tools` (C3) its query tools as the SDK
-//! MCP server `sens`. The session already speaks the CLI's hook JSON and MCP's
-//! JSON-RPC; this lets the driver hold it as a [`HookHandler`] and builds it for
-//! a workspace.
+//! in process (SPEC 2.6), under `mcp_tools` (C3) its query tools as the SDK MCP
+//! server `sens`, and a condition's handler: the engine with the condition's
+//! guards, or the guards alone (`engine = false`). The session already speaks
+//! the CLI's hook JSON and MCP's JSON-RPC; this lets the driver hold it as a
+//! [`HookHandler`] and builds it for a workspace.
 
 use std::path::Path;
 
@@ -10,11 +11,13 @@ use anyhow::Context;
 use sens_engine::Engine;
 use sens_engine::cache::IndexCache;
 use sens_engine::config::RuleConfig;
+use sens_engine::session::guards::{Acceptance, Guards};
 use sens_engine::session::review::ReviewOptions;
 use sens_engine::session::{Session, SessionOptions};
 use serde_json::Value;
 
 use super::HookHandler;
+use crate::spec::conditions::Condition;
 
 impl HookHandler for Session {
     fn hook_registrations(&self) -> Value {
@@ -62,6 +65,37 @@ pub fn engine_handler(
     options.tools = handler.tools;
     options.review = handler.review;
     engine_session(workspace, engine, options)
+}
+
+/// The hook handler a condition asks for: `None` without the engine and
+/// without guards; the engine (as `handler` asks) with the guards added; or,
+/// with `engine = false`, a session of the guards alone (no copy rules).
+/// `test_commands` are the project's test commands (the guards' evidence of a
+/// test run); `acceptance` is what that guard needs, when the condition lists it.
+pub fn condition_handler(
+    workspace: &Path,
+    ledger: &Path,
+    condition: &Condition,
+    handler: HandlerOptions,
+    test_commands: &[String],
+    acceptance: Option<Acceptance>,
+) -> anyhow::Result<Option<Session>> {
+    let guards = Guards::new(&condition.guard_specs, test_commands, acceptance)?;
+    if condition.engine {
+        let session = engine_handler(workspace, ledger, handler)?;
+        return Ok(Some(session.with_guards(guards)));
+    }
+    if guards.is_empty() {
+        return Ok(None);
+    }
+    let options = SessionOptions::new(ledger.to_path_buf());
+    let session = Session::guards_only(workspace, guards, options).with_context(|| {
+        format!(
+            "starting the guards' hook session in {}",
+            workspace.display()
+        )
+    })?;
+    Ok(Some(session))
 }
 
 /// The engine with the index of `workspace` as it stands, taken from the on-disk

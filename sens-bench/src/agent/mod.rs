@@ -14,6 +14,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub mod acceptance;
 pub mod claude;
 pub mod decider;
 pub mod engine;

@@ -84,7 +84,7 @@ impl BatchFolder {
         let graded = grade(
             self.jscpd.as_deref(),
             input,
-            condition.engine,
+            condition,
             &ledger,
             &result,
             &mut record,

@@ -12,10 +12,11 @@ use crate::agent::claude::{AgentError, TurnResult};
 use crate::exec::{self, CommandLine, Status};
 use crate::jsonl;
 use crate::measure::integrity;
-use crate::measure::ledger::{HookCounts, hook_counts, read_ledger, tool_calls};
+use crate::measure::ledger::{HookCounts, count_acceptance, hook_counts, read_ledger, tool_calls};
 use crate::measure::outcomes::{OutcomeCounts, classify};
 use crate::measure::{self, Inputs};
 use crate::record::{Integrity, RunRecord};
+use crate::spec::conditions::Condition;
 use crate::workspace::diff::{ChangeSet, collect_changes};
 use crate::workspace::hidden::{Overwritten, copy_hidden, hidden_files};
 
@@ -66,7 +67,7 @@ pub(super) fn test_verdict(
 pub(super) fn grade(
     jscpd: Option<&Path>,
     input: &Attempt<'_>,
-    engine: bool,
+    condition: &Condition,
     ledger: &Path,
     result: &Result<TurnResult, AgentError>,
     record: &mut RunRecord,
@@ -81,10 +82,13 @@ pub(super) fn grade(
     })
     .map_err(Stop::infra)?;
     record.integrity = integrity_of(input, &changes).map_err(Stop::infra)?;
-    if engine {
+    if condition.engine {
         sens_engine::replay::save_material(input.root, input.dir).map_err(Stop::infra)?;
+    }
+    if condition.has_hooks() {
         let lines = read_ledger(ledger).map_err(Stop::infra)?;
         record.hooks = hook_counts(&lines);
+        count_acceptance(input.dir, &mut record.hooks).map_err(Stop::infra)?;
         record.outcomes = OutcomeCounts::of(&classify(&lines));
         record.tool_calls = tool_calls(&lines);
     } else {

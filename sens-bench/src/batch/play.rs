@@ -11,9 +11,10 @@ use anyhow::Context;
 
 use super::BatchFolder;
 use super::stage::Attempt;
+use crate::agent::acceptance::MessagesExtractor;
 use crate::agent::claude::{AgentError, ApiEndpoint, ClaudeOptions, TurnResult, run_once};
 use crate::agent::decider;
-use crate::agent::engine::{HandlerOptions, engine_handler};
+use crate::agent::engine::{HandlerOptions, condition_handler};
 use crate::agent::messages::MessagesClient;
 use crate::agent::model_server::ModelServer;
 use crate::agent::oracle::oracle_script;
@@ -21,7 +22,9 @@ use crate::agent::review::BenchReviewer;
 use crate::agent::script::Script;
 use crate::agent::{AgentKind, HookHandler};
 use crate::exec;
+use crate::measure::ledger::ACCEPTANCE_FILE;
 use crate::spec::conditions::Condition;
+use sens_engine::session::guards::Acceptance;
 use sens_engine::session::review::{DEFAULT_BLOCK_AT, ReviewOptions};
 
 impl BatchFolder {
@@ -87,24 +90,29 @@ impl BatchFolder {
             env: input.env.to_vec(),
             transcript: input.dir.join("transcript.jsonl"),
         };
-        let handler: Option<Box<dyn HookHandler>> = if condition.engine {
-            // Every run shares one index cache: a copy of the same task or step
-            // parses only the files its set-up or the earlier steps changed.
-            let cache = self.cache.engine_index()?;
-            let review = review_options(input.root, condition, options.api.as_ref())?;
-            let started = std::time::Instant::now();
-            let handler = HandlerOptions {
-                rules: condition.rule_config.clone(),
-                tools: condition.mcp_tools,
-                cache: Some(&cache),
-                review,
-            };
-            let session = engine_handler(input.root, ledger, handler)?;
-            *engine_start = started.elapsed().as_secs_f64();
-            Some(Box::new(session))
+        let tests = [input.commands.test.clone()];
+        let acceptance = if condition.guards.iter().any(|g| g == "acceptance") {
+            Some(self.acceptance(&options, input.dir)?)
         } else {
             None
         };
+        // Every run shares one index cache: a copy of the same task or step
+        // parses only the files its set-up or the earlier steps changed.
+        let cache = match condition.engine {
+            true => Some(self.cache.engine_index()?),
+            false => None,
+        };
+        let handler = HandlerOptions {
+            rules: condition.rule_config.clone(),
+            tools: condition.mcp_tools,
+            cache: cache.as_deref(),
+            review: review_options(input.root, condition, options.api.as_ref())?,
+        };
+        let started = std::time::Instant::now();
+        let handler =
+            condition_handler(input.root, ledger, condition, handler, &tests, acceptance)?
+                .map(|session| Box::new(session) as Box<dyn HookHandler>);
+        *engine_start = started.elapsed().as_secs_f64();
         run_once(&options, handler, prompt).await
     }
 }
@@ -140,6 +148,33 @@ fn review_options(
         block_at: condition.review_block_at.unwrap_or(DEFAULT_BLOCK_AT),
     }))
 }
+
+impl BatchFolder {
+    /// The `acceptance` guard's extractor: the run's model at the session's
+    /// endpoint (the scripted server for `oracle` and `script:` agents), and the
+    /// checklist in the run folder.
+    fn acceptance(&self, options: &ClaudeOptions, dir: &Path) -> anyhow::Result<Acceptance> {
+        let client = match &options.api {
+            Some(api) => {
+                let model = self.model.as_deref().unwrap_or("scripted");
+                MessagesClient::new(&api.base_url, &api.api_key, model, EXTRACTION_TIMEOUT)
+            }
+            None => {
+                let model = self.model.as_deref().context(
+                    "the acceptance guard calls the run's model through the Messages API: give --model",
+                )?;
+                MessagesClient::from_env(model, EXTRACTION_TIMEOUT)?
+            }
+        };
+        Ok(Acceptance {
+            extractor: Box::new(MessagesExtractor::new(client)),
+            checklist: dir.join(ACCEPTANCE_FILE),
+        })
+    }
+}
+
+/// Within the CLI's wait for a hook answer (`DEFAULT_HOOK_TIMEOUT_SECS`).
+const EXTRACTION_TIMEOUT: Duration = Duration::from_secs(45);
 
 /// Resolves once Ctrl-C (or SIGTERM) has been received.
 async fn interrupted() {

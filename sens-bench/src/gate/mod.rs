@@ -183,6 +183,10 @@ fn replay_run(
     old_cache: Option<&ParseCache>,
 ) -> anyhow::Result<RunReplay> {
     let lines = ledger_lines(dir)?;
+    // Guards alone made no engine decision: there is nothing to replay.
+    if lines.iter().any(|l| l["guards_only"] == Value::Bool(true)) {
+        return Ok((Vec::new(), Vec::new()));
+    }
     let material = Material::open(dir)?;
     let mut new = Replay::new(material.repo(), new_cache)?;
     let mut old = old_cache
@@ -225,9 +229,14 @@ fn replay_run(
     Ok((decisions, unreplayable))
 }
 
-/// The verdict and findings the ledger line recorded.
+/// The verdict and findings the ledger line recorded: the engine's own
+/// verdict where guards changed the answer (`engine_verdict`).
 fn recorded(line: &Value) -> anyhow::Result<Replayed> {
-    let verdict = serde_json::from_value(line["verdict"].clone())
+    let verdict = line
+        .get("engine_verdict")
+        .filter(|v| !v.is_null())
+        .unwrap_or(&line["verdict"]);
+    let verdict = serde_json::from_value(verdict.clone())
         .context("ledger field `verdict` is not a verdict")?;
     let findings = serde_json::from_value(line["findings"].clone())
         .context("ledger field `findings` is not a list of findings")?;

@@ -10,6 +10,8 @@ use std::path::Path;
 use anyhow::Context;
 use sens_engine::finding::Finding;
 use sens_engine::session::TOOL_CALL_EVENT;
+use sens_engine::session::guards::acceptance::Checklist;
+use sens_engine::session::guards::{Decision, Kind};
 use sens_engine::session::ledger::Verdict;
 use sens_engine::session::review::ReviewRecord;
 use serde::{Deserialize, Serialize};
@@ -18,6 +20,8 @@ use crate::jsonl;
 
 /// A run folder's hook ledger.
 pub const LEDGER_FILE: &str = "hooks.jsonl";
+/// A run folder's acceptance checklist (the `acceptance` guard's).
+pub const ACCEPTANCE_FILE: &str = "acceptance.json";
 
 /// One ledger line, as far as the harness reads it.
 #[derive(Debug, Clone, Deserialize)]
@@ -50,10 +54,15 @@ pub struct LedgerLine {
     /// The Stop audit's review, when one ran.
     #[serde(default)]
     pub review: Option<ReviewRecord>,
+    /// The guards' decisions on this callback.
+    #[serde(default)]
+    pub guards: Vec<Decision>,
 }
 
-/// Hook counts from the run's ledger (zero for conditions without the engine).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Hook counts from the run's ledger (zero for conditions without hooks).
+/// `denials` and `blocks` count the answers, whoever gave them (the engine or
+/// a guard); `guards` counts each guard's own decisions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HookCounts {
     pub denials: u64,
     pub blocks: u64,
@@ -62,6 +71,10 @@ pub struct HookCounts {
     /// Left out of records of runs without a review.
     #[serde(default, skip_serializing_if = "ReviewCounts::is_empty")]
     pub review: ReviewCounts,
+    /// Guard name -> its notes and blocks (denials included); absent in records
+    /// written before guards.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub guards: BTreeMap<String, GuardCounts>,
 }
 
 /// The Stop audit reviewer over a run: model calls, their tokens, and its
@@ -76,8 +89,64 @@ pub struct ReviewCounts {
 }
 
 impl ReviewCounts {
+    fn add(&mut self, other: &ReviewCounts) {
+        self.calls += other.calls;
+        self.tokens += other.tokens;
+        self.blocking += other.blocking;
+        self.hints += other.hints;
+        self.dropped += other.dropped;
+    }
+
     fn is_empty(&self) -> bool {
         *self == ReviewCounts::default()
+    }
+}
+
+/// One guard's decisions in a run: notes given, and tool calls denied or Stops
+/// blocked. Marks (ledger-only) are not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuardCounts {
+    pub notes: u64,
+    pub blocks: u64,
+    /// `acceptance`: the checklist's points, and those a passing run proved.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub points: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub proved: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The acceptance checklist's counts into `counts` (none without the file).
+pub fn count_acceptance(dir: &Path, counts: &mut HookCounts) -> anyhow::Result<()> {
+    let path = dir.join(ACCEPTANCE_FILE);
+    if !path.exists() {
+        return Ok(());
+    }
+    let checklist = Checklist::read(&path)?;
+    let guard = counts.guards.entry("acceptance".into()).or_default();
+    guard.points = checklist.points.len() as u64;
+    guard.proved = checklist.proved() as u64;
+    Ok(())
+}
+
+impl HookCounts {
+    /// Adds another run's counts (a report's per-condition sums).
+    pub fn add(&mut self, other: &HookCounts) {
+        self.denials += other.denials;
+        self.blocks += other.blocks;
+        self.pauses += other.pauses;
+        self.suggestions += other.suggestions;
+        self.review.add(&other.review);
+        for (name, counts) in &other.guards {
+            let sum = self.guards.entry(name.clone()).or_default();
+            sum.notes += counts.notes;
+            sum.blocks += counts.blocks;
+            sum.points += counts.points;
+            sum.proved += counts.proved;
+        }
     }
 }
 
@@ -108,6 +177,14 @@ pub fn hook_counts(lines: &[LedgerLine]) -> HookCounts {
             counts.review.blocking += review.blocking.len() as u64;
             counts.review.hints += review.hints.len() as u64;
             counts.review.dropped += review.dropped.len() as u64;
+        }
+        for decision in &line.guards {
+            let guard = counts.guards.entry(decision.guard.clone()).or_default();
+            match decision.decision {
+                Kind::Note => guard.notes += 1,
+                Kind::Deny | Kind::Block => guard.blocks += 1,
+                Kind::Mark => {}
+            }
         }
     }
     counts
@@ -190,6 +267,7 @@ mod tests {
                     hints: 1,
                     dropped: 0
                 },
+                guards: BTreeMap::new(),
             }
         );
         std::fs::write(&ledger, "").unwrap();

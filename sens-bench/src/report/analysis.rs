@@ -291,10 +291,7 @@ pub fn hook_sums<'a>(records: impl Iterator<Item = &'a RunRecord>) -> Vec<HookRo
             tool_calls: BTreeMap::new(),
         });
         row.runs += 1;
-        row.counts.denials += run.hooks.denials;
-        row.counts.blocks += run.hooks.blocks;
-        row.counts.pauses += run.hooks.pauses;
-        row.counts.suggestions += run.hooks.suggestions;
+        row.counts.add(&run.hooks);
         row.outcomes.merge(&run.outcomes);
         for (tool, n) in &run.tool_calls {
             *row.tool_calls.entry(tool.clone()).or_default() += n;

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::analysis::{Analysis, Comparison, Metric};
 use super::{Exporter, fmt_num, fmt_opt, fmt_p, plots};
-use crate::record::{Outcome, RunStatus};
+use crate::record::{HookCounts, Outcome, RunStatus};
 use crate::stats::MAX_RELABELLINGS;
 
 pub struct Markdown;
@@ -208,6 +208,9 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
         "Engine hook counts summed over every run of a condition, and what the agent did \
          after each denial and block (classes defined in `record.rs`).\n"
     )?;
+    // The guards' column only where a condition had guards, so reports of
+    // batches without them stay as they were.
+    let any_guards = a.hooks.iter().any(|h| !h.counts.guards.is_empty());
     let rows: Vec<Vec<String>> = a
         .hooks
         .iter()
@@ -222,6 +225,7 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
             ]
             .into_iter()
             .chain(Outcome::ALL.map(|o| h.outcomes.get(o).to_string()))
+            .chain(any_guards.then(|| guard_counts(&h.counts)))
             .collect()
         })
         .collect();
@@ -234,6 +238,9 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
         "suggestions",
     ];
     head.extend(Outcome::ALL.map(Outcome::as_str));
+    if any_guards {
+        head.push("guards (notes/blocks)");
+    }
     table(out, &head, &rows)
 }
 
@@ -271,6 +278,23 @@ fn tool_calls(out: &mut String, a: &Analysis) -> std::fmt::Result {
     let mut head = vec!["condition", "runs"];
     head.extend(&tools);
     table(out, &head, &rows)
+}
+
+/// A condition's guard counts in one cell: `loop 1/0, acceptance 0/1 (proved
+/// 1/2)`: notes/blocks, and the acceptance points a passing run proved.
+fn guard_counts(counts: &HookCounts) -> String {
+    counts
+        .guards
+        .iter()
+        .map(|(name, c)| match c.points {
+            0 => format!("{name} {}/{}", c.notes, c.blocks),
+            points => format!(
+                "{name} {}/{} (proved {}/{points})",
+                c.notes, c.blocks, c.proved
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn integrity(out: &mut String, a: &Analysis) -> std::fmt::Result {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use sens_engine::config::RuleConfig;
+use sens_engine::session::guards::GuardSpec;
 use serde::{Deserialize, Serialize};
 
 /// One condition as written in the file.
@@ -39,6 +40,23 @@ pub struct Condition {
     /// The Messages API model the review asks (default: the review commands').
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_model: Option<String>,
+    /// Guards of the hook session (`sens_engine::session::guards`), in order.
+    /// With `engine = false` they run alone, without the copy rules.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guards: Vec<String>,
+    /// Per-guard settings: `[NAME.guard.loop] threshold = 5`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub guard: BTreeMap<String, toml::Table>,
+    /// `guards` with their settings, checked when the file is read.
+    #[serde(skip)]
+    pub guard_specs: Vec<GuardSpec>,
+}
+
+impl Condition {
+    /// Whether the agent's hooks are answered (by the engine, its guards, or both).
+    pub fn has_hooks(&self) -> bool {
+        self.engine || !self.guards.is_empty()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,9 +77,9 @@ impl Conditions {
     pub fn load(path: &Path) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read conditions file {}", path.display()))?;
-        let mut conditions =
-            Self::parse(&text).with_context(|| format!("in conditions file {}", path.display()))?;
         let base = path.parent().unwrap_or(Path::new(""));
+        let mut conditions = Self::parse_in(&text, base)
+            .with_context(|| format!("in conditions file {}", path.display()))?;
         for (name, condition) in &mut conditions.0 {
             if let Some(rules) = &condition.rules {
                 condition.rule_config =
@@ -73,14 +91,20 @@ impl Conditions {
         Ok(conditions)
     }
 
+    /// Parses a conditions text; guards' files are read from the current folder.
     pub fn parse(text: &str) -> anyhow::Result<Self> {
-        let map: BTreeMap<String, Condition> = toml::from_str(text)?;
+        Self::parse_in(text, Path::new(""))
+    }
+
+    /// Parses a conditions text whose guards' files are relative to `base`.
+    fn parse_in(text: &str, base: &Path) -> anyhow::Result<Self> {
+        let mut map: BTreeMap<String, Condition> = toml::from_str(text)?;
         if map.is_empty() {
             bail!(
                 "no condition is defined: add a table such as [C0] with description, canon, engine"
             );
         }
-        for (name, condition) in &map {
+        for (name, condition) in &mut map {
             if condition.mcp_tools && !condition.engine {
                 bail!(
                     "[{name}] field `mcp_tools`: the tools are served by the engine's session, so \
@@ -98,6 +122,8 @@ impl Conditions {
             {
                 bail!("[{name}] field `review_block_at`: {at} is not a confidence in (0, 1]");
             }
+            condition.guard_specs =
+                guard_specs(condition, base).with_context(|| format!("[{name}]"))?;
         }
         Ok(Self(map))
     }
@@ -120,6 +146,28 @@ impl Conditions {
         }
         Ok(picked)
     }
+}
+
+/// The condition's guards with their settings; an unknown guard, settings for a
+/// guard not listed, or bad settings are errors naming the guard.
+fn guard_specs(condition: &Condition, base: &Path) -> anyhow::Result<Vec<GuardSpec>> {
+    if let Some(name) = condition
+        .guard
+        .keys()
+        .find(|n| !condition.guards.contains(n))
+    {
+        bail!("field `guard.{name}`: settings for a guard that `guards` does not list");
+    }
+    let mut specs = Vec::with_capacity(condition.guards.len());
+    for (i, name) in condition.guards.iter().enumerate() {
+        if condition.guards[..i].contains(name) {
+            bail!("field `guards`: guard `{name}` is listed twice");
+        }
+        let settings = condition.guard.get(name).cloned().unwrap_or_default();
+        let settings = serde_json::to_value(settings).context("reading guard settings")?;
+        specs.push(GuardSpec::parse(name, settings, base).context("field `guards`")?);
+    }
+    Ok(specs)
 }
 
 /// Engine condition name -> the digest of its rules, for `manifest.toml`.
@@ -228,6 +276,47 @@ mod tests {
         let err = format!("{:#}", Conditions::load(&file).unwrap_err());
         for part in ["conditions.toml", "[C3]", "`rules`", "bad.toml", "flor"] {
             assert!(err.contains(part), "{part}: {err}");
+        }
+    }
+
+    #[test]
+    fn guards_are_checked_when_the_file_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("conditions.toml");
+        let load = |text: &str| {
+            std::fs::write(&file, text).unwrap();
+            Conditions::load(&file).map_err(|e| format!("{e:#}"))
+        };
+        let head = "[C0G]\ndescription = \"x\"\ncanon = false\nengine = false\n";
+        let ok = load(&format!(
+            "{head}guards = [\"loop\", \"stop-evidence\"]\n[C0G.guard.loop]\nthreshold = 3\n"
+        ))
+        .unwrap();
+        let picked = ok.select(&names(&["C0G"])).unwrap();
+        assert_eq!(picked[0].1.guard_specs.len(), 2);
+        assert!(picked[0].1.has_hooks());
+        for (text, parts) in [
+            (
+                format!("{head}guards = [\"lop\"]\n"),
+                vec!["conditions.toml", "[C0G]", "unknown guard `lop`", "loop"],
+            ),
+            (
+                format!("{head}guards = [\"loop\"]\n[C0G.guard.loop]\nthreshhold = 3\n"),
+                vec!["[C0G]", "guard `loop`", "threshhold"],
+            ),
+            (
+                format!("{head}guards = []\n[C0G.guard.loop]\nthreshold = 3\n"),
+                vec!["[C0G]", "guard.loop"],
+            ),
+            (
+                format!("{head}guards = [\"loop\", \"loop\"]\n"),
+                vec!["listed twice"],
+            ),
+        ] {
+            let err = load(&text).unwrap_err();
+            for part in parts {
+                assert!(err.contains(part), "{part}: {err}");
+            }
         }
     }
 

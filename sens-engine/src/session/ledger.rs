@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::guards::Decision;
 use crate::finding::{Finding, Suggestion};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,9 +74,20 @@ pub struct Entry<'a> {
     /// The approved point's tree when the callback arrived.
     pub approved_tree: Option<String>,
     pub verdict: Verdict,
+    /// The engine's own verdict, when guards changed it (a guard's deny or
+    /// block over the engine's allow or pass): what a replay of the engine compares.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_verdict: Option<Verdict>,
+    /// A session of guards alone (no judge): no line of it is an engine decision.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub guards_only: bool,
     pub findings: &'a [Finding],
     #[serde(skip_serializing_if = "<[Suggestion]>::is_empty")]
     pub suggestions: &'a [Suggestion],
+    /// The guards' decisions on this callback (`guard`, `decision`: note, deny,
+    /// block or mark, `message`); absent when no guard decided anything.
+    #[serde(skip_serializing_if = "<[Decision]>::is_empty")]
+    pub guards: &'a [Decision],
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<&'a str>,
     /// The Stop audit's review, when one ran: calls, tokens, and its findings
@@ -229,8 +241,11 @@ mod tests {
                 tree_before: None,
                 approved_tree: None,
                 verdict: Verdict::Pass,
+                engine_verdict: None,
+                guards_only: false,
                 findings: &[],
                 suggestions: &[],
+                guards: &[],
                 error: None,
                 review: None,
                 latency_us: 1,

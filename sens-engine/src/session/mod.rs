@@ -6,8 +6,13 @@
 //! the session, then the state of every passing audit. `handle` never returns an
 //! error: an internal failure is answered with a deny (PreToolUse) or a block
 //! (Stop), never an approval, and is written to the ledger.
+//!
+//! Guards ([`guards`]) add their decisions to every answer. A session without
+//! a judge ([`Session::guards_only`]) runs the guards alone: no copy rules, no
+//! protected paths, no audit; every Stop passes unless a guard blocks it.
 
 pub mod checkpoint;
+pub mod guards;
 pub mod ledger;
 pub mod protect;
 pub mod rebuild;
@@ -27,6 +32,7 @@ use crate::judge::Judge;
 use crate::mcp;
 use crate::tools::ToolError;
 use checkpoint::{Checkpoint, Checkpoints};
+use guards::{Decision, Guards, Kind};
 use ledger::{Entry, Ledger, Verdict};
 use protect::{PROTECTED_DESCRIPTION, is_protected};
 
@@ -83,16 +89,19 @@ enum Event {
     PostToolUseFailure,
     Stop,
     SubagentStop,
+    /// Registered only when guards run: the engine itself has nothing to say.
+    PreCompact,
 }
 
 impl Event {
-    const ALL: [Event; 6] = [
+    const ALL: [Event; 7] = [
         Event::UserPromptSubmit,
         Event::PreToolUse,
         Event::PostToolUse,
         Event::PostToolUseFailure,
         Event::Stop,
         Event::SubagentStop,
+        Event::PreCompact,
     ];
 
     fn name(self) -> &'static str {
@@ -103,6 +112,7 @@ impl Event {
             Event::PostToolUseFailure => "PostToolUseFailure",
             Event::Stop => "Stop",
             Event::SubagentStop => "SubagentStop",
+            Event::PreCompact => "PreCompact",
         }
     }
 
@@ -125,6 +135,9 @@ struct Outcome {
     output: Value,
     findings: Vec<Finding>,
     suggestions: Vec<Suggestion>,
+    guards: Vec<Decision>,
+    /// The engine's verdict when the guards changed it.
+    engine_verdict: Option<Verdict>,
     tree: Option<Oid>,
     error: Option<String>,
     review: Option<review::ReviewRecord>,
@@ -137,6 +150,8 @@ impl Outcome {
             output,
             findings: Vec::new(),
             suggestions: Vec::new(),
+            guards: Vec::new(),
+            engine_verdict: None,
             tree,
             error: None,
             review: None,
@@ -153,7 +168,9 @@ pub struct Session {
     root: PathBuf,
     /// The root as the file system spells it, for tool paths given that way.
     canonical_root: PathBuf,
-    judge: Box<dyn Judge>,
+    /// `None`: the guards alone, without the engine's copy rules.
+    judge: Option<Box<dyn Judge>>,
+    guards: Guards,
     checkpoints: Checkpoints,
     ledger: Ledger,
     options: SessionOptions,
@@ -165,6 +182,10 @@ pub struct Session {
     /// Failing Stop rounds in this turn, per agent (`None` is the main agent).
     stop_rounds: HashMap<Option<String>, u32>,
     awaiting_human: bool,
+    /// The tree at the turn's UserPromptSubmit: what a Stop's changes are against.
+    turn_start: Option<Oid>,
+    /// Files the last rescan found changed since the one before.
+    last_changed: Vec<String>,
 }
 
 impl Session {
@@ -172,6 +193,31 @@ impl Session {
     pub fn new(
         root: &Path,
         judge: Box<dyn Judge>,
+        options: SessionOptions,
+    ) -> anyhow::Result<Self> {
+        Self::open(root, Some(judge), Guards::none(), options)
+    }
+
+    /// A session that runs the guards alone (no copy rules, see the module
+    /// documentation).
+    pub fn guards_only(
+        root: &Path,
+        guards: Guards,
+        options: SessionOptions,
+    ) -> anyhow::Result<Self> {
+        Self::open(root, None, guards, options)
+    }
+
+    /// The session with `guards` added to its answers.
+    pub fn with_guards(mut self, guards: Guards) -> Self {
+        self.guards = guards;
+        self
+    }
+
+    fn open(
+        root: &Path,
+        judge: Option<Box<dyn Judge>>,
+        guards: Guards,
         options: SessionOptions,
     ) -> anyhow::Result<Self> {
         let checkpoints = Checkpoints::open(root)?;
@@ -196,6 +242,7 @@ impl Session {
             root: root.to_path_buf(),
             canonical_root,
             judge,
+            guards,
             checkpoints,
             ledger,
             options,
@@ -204,6 +251,8 @@ impl Session {
             pending: Vec::new(),
             stop_rounds: HashMap::new(),
             awaiting_human: false,
+            turn_start: None,
+            last_changed: Vec::new(),
         })
     }
 
@@ -211,7 +260,11 @@ impl Session {
     /// engine answers, for every tool (matcher `null`).
     pub fn hook_registrations(&self) -> Value {
         let mut hooks = serde_json::Map::new();
-        for event in Event::ALL {
+        let guarded = !self.guards.is_empty();
+        for event in Event::ALL
+            .into_iter()
+            .filter(|e| guarded || *e != Event::PreCompact)
+        {
             hooks.insert(
                 event.name().to_string(),
                 json!([{
@@ -327,7 +380,10 @@ impl Session {
             .and_then(Value::as_str)
             .and_then(Event::from_name)
             .or_else(|| Event::from_callback_id(callback_id));
-        let outcome = match self.dispatch(event, callback_id, input) {
+        let decided = self
+            .dispatch(event, callback_id, input)
+            .and_then(|outcome| self.guard(event, input, outcome));
+        let outcome = match decided {
             Ok(outcome) => outcome,
             Err(e) => self.failure(event, input, &format!("{e:#}")),
         };
@@ -377,10 +433,14 @@ impl Session {
         if let Some(id) = tool_use_id {
             input["tool_use_id"] = json!(id);
         }
-        let answered = if self.options.tools {
+        // A session of guards alone has no judge, so it knows no tool.
+        let answered = if self.options.tools && self.judge.is_some() {
             self.judged_tree()
                 .map_err(ToolError::Engine)
-                .and_then(|tree| Ok((tree, self.judge.tool(name, arguments)?)))
+                .and_then(|tree| {
+                    let judge = self.judge.as_ref().expect("checked above");
+                    Ok((tree, judge.tool(name, arguments)?))
+                })
         } else {
             Err(ToolError::Unknown(name.to_string()))
         };
@@ -414,8 +474,11 @@ impl Session {
             tree_before: outcome.tree.map(|t| t.to_string()),
             approved_tree: approved_tree.map(|t| t.to_string()),
             verdict: outcome.verdict,
+            engine_verdict: outcome.engine_verdict,
+            guards_only: self.judge.is_none(),
             findings: &outcome.findings,
             suggestions: &outcome.suggestions,
+            guards: &outcome.guards,
             error: outcome.error.as_deref(),
             review: outcome.review.as_ref(),
             latency_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
@@ -445,6 +508,7 @@ impl Session {
             Event::PreToolUse => self.on_pre_tool(input),
             Event::PostToolUse | Event::PostToolUseFailure => self.on_post_tool(event),
             Event::Stop | Event::SubagentStop => self.on_stop(event, input),
+            Event::PreCompact => Ok(Outcome::new(Verdict::Quiet, json!({}), self.last_look)),
         }
     }
 
@@ -478,9 +542,17 @@ impl Session {
             self.checkpoints.mark_approved(&checkpoint)?;
             self.approved = Some(checkpoint);
         }
+        if self.turn_start.is_none() || !guards::is_command_prompt(prompt) {
+            self.turn_start = Some(tree);
+        }
         self.stop_rounds.clear();
-        self.judge.note_prompt(prompt);
-        let suggestions = self.judge.suggest(prompt)?;
+        let suggestions = match &mut self.judge {
+            Some(judge) => {
+                judge.note_prompt(prompt);
+                judge.suggest(prompt)?
+            }
+            None => Vec::new(),
+        };
         let mut outcome = if suggestions.is_empty() {
             Outcome::new(Verdict::Quiet, json!({}), Some(tree))
         } else {
@@ -502,7 +574,9 @@ impl Session {
             .filter(|v| v.is_object())
             .context("PreToolUse input has no `tool_input` object")?;
         let cwd = self.cwd(input)?;
-        if rebuild::FILE_TOOLS.contains(&tool) {
+        if self.judge.is_none() {
+            Ok(Outcome::new(Verdict::Allow, json!({}), self.judged_tree()?))
+        } else if rebuild::FILE_TOOLS.contains(&tool) {
             self.on_file_write(tool, tool_input, &cwd)
         } else if tool == "Bash" {
             self.on_bash(tool_input, &cwd)
@@ -531,7 +605,10 @@ impl Session {
             return Ok(Outcome::new(Verdict::Allow, json!({}), tree));
         };
         let content = rebuild::content_after(tool, tool_input, &path)?;
-        let findings = self.judge.check_write(Path::new(&relative), &content)?;
+        let findings = match &mut self.judge {
+            Some(judge) => judge.check_write(Path::new(&relative), &content)?,
+            None => Vec::new(),
+        };
         let (blocking, hints): (Vec<&Finding>, Vec<&Finding>) =
             findings.iter().partition(|f| f.blocks);
         let outcome = if !blocking.is_empty() {
@@ -589,6 +666,9 @@ impl Session {
 
     fn on_post_tool(&mut self, event: Event) -> anyhow::Result<Outcome> {
         let (tree, mut findings) = self.look_with_rescan()?;
+        if self.judge.is_none() {
+            return Ok(Outcome::new(Verdict::Quiet, json!({}), Some(tree)));
+        }
         if let Some(approved) = self.approved {
             findings.extend(self.protected_changes(approved.tree, tree)?);
         }
@@ -616,6 +696,10 @@ impl Session {
     }
 
     fn on_stop(&mut self, event: Event, input: &Value) -> anyhow::Result<Outcome> {
+        if self.judge.is_none() {
+            let tree = self.look_without_rescan()?;
+            return Ok(Outcome::new(Verdict::Pass, json!({}), Some(tree)));
+        }
         let (tree, findings) = self.audit()?;
         let blocking = blocking_of(&findings, &self.pending);
         if blocking.is_empty() {
@@ -634,6 +718,79 @@ impl Session {
         );
         let (verdict, output) = self.failed_round(event, input, reason);
         Ok(Outcome::new(verdict, output, Some(tree)).with_findings(findings))
+    }
+
+    /// Adds the guards' decisions to the session's answer (see `guards`). At a
+    /// paused Stop a guard's block is kept as a mark: the turn already waits
+    /// for a human.
+    fn guard(
+        &mut self,
+        event: Option<Event>,
+        input: &Value,
+        mut outcome: Outcome,
+    ) -> anyhow::Result<Outcome> {
+        let Some(event) = event.filter(|_| !self.guards.is_empty()) else {
+            return Ok(outcome);
+        };
+        let touched = match event {
+            Event::PostToolUse | Event::PostToolUseFailure => {
+                let mut touched = self.last_changed.clone();
+                if let Some(file) = self.file_tool_target(input)?
+                    && !touched.contains(&file)
+                {
+                    touched.push(file);
+                }
+                touched
+            }
+            Event::Stop | Event::SubagentStop => match (self.turn_start, outcome.tree) {
+                (Some(start), Some(tree)) => self.checkpoints.changed_paths(start, tree)?,
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let tree = outcome.tree.map(|t| t.to_string());
+        let mut decisions = self
+            .guards
+            .decide(event.name(), input, &touched, tree, &self.root)?;
+        if outcome.verdict == Verdict::Paused {
+            for decision in decisions.iter_mut().filter(|d| d.decision == Kind::Block) {
+                decision.decision = Kind::Mark;
+                decision.message =
+                    format!("not applied (the turn is paused): {}", decision.message);
+            }
+        }
+        if guards::merge(event.name(), &mut outcome.output, &decisions) {
+            let verdict = match event {
+                Event::Stop | Event::SubagentStop => Verdict::Block,
+                _ => Verdict::Deny,
+            };
+            if outcome.verdict != verdict {
+                outcome.engine_verdict = Some(outcome.verdict);
+                outcome.verdict = verdict;
+            }
+        } else if outcome.verdict == Verdict::Quiet
+            && outcome
+                .output
+                .pointer("/hookSpecificOutput/additionalContext")
+                .is_some()
+        {
+            outcome.verdict = Verdict::Context;
+        }
+        outcome.guards = decisions;
+        Ok(outcome)
+    }
+
+    /// The project-relative file a Write/Edit/NotebookEdit callback names.
+    fn file_tool_target(&self, input: &Value) -> anyhow::Result<Option<String>> {
+        let tool = input.get("tool_name").and_then(Value::as_str);
+        let (Some(tool), Some(tool_input)) = (tool, input.get("tool_input")) else {
+            return Ok(None);
+        };
+        if !rebuild::FILE_TOOLS.contains(&tool) {
+            return Ok(None);
+        }
+        let path = rebuild::target_path(tool, tool_input, &self.cwd(input)?)?;
+        Ok(self.relative(&path))
     }
 
     /// Counts a failing Stop round: a block while rounds remain, then a pause
@@ -673,7 +830,10 @@ impl Session {
             .context("there is no approved point yet: no UserPromptSubmit reached the engine")?;
         let tree = self.look_without_rescan()?;
         let changes = self.checkpoints.changes(approved.tree, tree)?;
-        let mut findings = self.judge.audit(&changes)?;
+        let mut findings = match &mut self.judge {
+            Some(judge) => judge.audit(&changes)?,
+            None => Vec::new(),
+        };
         findings.extend(self.protected_changes(approved.tree, tree)?);
         Ok((tree, findings))
     }
@@ -709,12 +869,17 @@ impl Session {
     /// rescan reports them again if they still stand.
     fn look_with_rescan(&mut self) -> anyhow::Result<(Oid, Vec<Finding>)> {
         let tree = self.look_without_rescan()?;
-        if let Some(previous) = self.last_look.filter(|p| *p != tree) {
-            let changed = self.checkpoints.changed_paths(previous, tree)?;
-            self.pending.retain(|f| !changed.contains(&f.new.file));
-        }
+        self.last_changed = match self.last_look.filter(|p| *p != tree) {
+            Some(previous) => self.checkpoints.changed_paths(previous, tree)?,
+            None => Vec::new(),
+        };
+        let changed = &self.last_changed;
+        self.pending.retain(|f| !changed.contains(&f.new.file));
         self.last_look = Some(tree);
-        let findings = self.judge.rescan()?;
+        let findings = match &mut self.judge {
+            Some(judge) => judge.rescan()?,
+            None => Vec::new(),
+        };
         Ok((tree, findings))
     }
 
