@@ -842,6 +842,7 @@ pub fn spans(lang: &Lang, source: &str) -> anyhow::Result<Spans> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use anyhow::Context;
 
     #[test]
     fn tests_are_told_by_name_and_attribute() {
@@ -859,5 +860,39 @@ mod tests {
         for (name, decorators) in [("testable", ""), ("attest", ""), ("latest", "#[inline]")] {
             assert!(!is_test_function(name, decorators), "{name} {decorators}");
         }
+    }
+
+    /// One function, then `lines` comment lines at the top level.
+    fn function_then_comments(lines: usize) -> String {
+        let mut source = String::from(
+            "def total(items):\n    acc = 0\n    for i in items:\n        acc += i\n    return acc\n",
+        );
+        for i in 0..lines {
+            source.push_str(&format!("# comment line {i}\n"));
+        }
+        source
+    }
+
+    #[test]
+    fn a_long_run_of_comments_gives_the_units_of_the_unprepared_source() -> anyhow::Result<()> {
+        let lang = crate::lang::for_path("a.py").context("no python")?;
+        let fp = Fingerprinter::new(&RuleConfig::default());
+        let source = function_then_comments(4000);
+        let thinned = parse_file(lang, &source, &fp)?;
+        let raw = extract(lang, &source, &parse_with(lang, &source, None)?, &fp, None);
+        assert_eq!(thinned, raw);
+        let alone = parse_file(lang, &function_then_comments(0), &fp)?;
+        let names = |p: &ParsedFile| {
+            p.units
+                .iter()
+                .map(|u| (u.name.clone(), u.exact))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&thinned), names(&alone));
+        assert_eq!(
+            names(&thinned),
+            vec![("total".to_string(), alone.units[0].exact)]
+        );
+        Ok(())
     }
 }
