@@ -87,6 +87,8 @@ pub struct Index {
     symbols: Buckets<Box<str>>,
     /// Identifier occurrences outside the definitions they name, over all files.
     usages: FxHashMap<Box<str>, u32>,
+    /// How long one file's parse may take (see [`units::OverBudget`]).
+    parse_budget: Duration,
 }
 
 /// Wall-clock seconds per phase of a full build; the parallel phase is split
@@ -133,7 +135,13 @@ impl Index {
             lsh: Buckets::default(),
             symbols: Buckets::default(),
             usages: FxHashMap::default(),
+            parse_budget: units::DEFAULT_PARSE_BUDGET,
         })
+    }
+
+    /// Sets how long one file's parse may take from now on.
+    pub fn set_parse_budget(&mut self, budget: Duration) {
+        self.parse_budget = budget;
     }
 
     /// Walks `root`, parses every indexable file in parallel and indexes it.
@@ -155,7 +163,7 @@ impl Index {
         let walked = walk::walk(root, opts)?;
         let walk_time = start.elapsed();
         let pass_start = Instant::now();
-        let fp = &index.fp;
+        let (fp, budget) = (&index.fp, index.parse_budget);
         let outcomes: Vec<FileOutcome> = walked
             .candidates
             .par_iter()
@@ -174,8 +182,18 @@ impl Index {
                     }
                 };
                 let t1 = Instant::now();
-                let tree = units::parse_tree(c.lang, &text)
-                    .map_err(|e| e.context(format!("cannot parse {}", c.rel)))?;
+                let tree = match units::parse_tree(c.lang, &text, budget) {
+                    Ok(tree) => tree,
+                    Err(e) if e.is::<units::OverBudget>() => {
+                        return Ok(FileOutcome {
+                            path,
+                            parsed: Err(SkipReason::OverBudget),
+                            source: None,
+                            times: [t1 - t0, t1.elapsed(), Duration::ZERO],
+                        });
+                    }
+                    Err(e) => return Err(e.context(format!("cannot parse {}", c.rel))),
+                };
                 let t2 = Instant::now();
                 let parsed = units::extract(c.lang, &text, &tree, fp, None);
                 let times = [t1 - t0, t2 - t1, t2.elapsed()];
@@ -265,7 +283,7 @@ impl Index {
         let Some(lang) = lang::for_path(path) else {
             return Ok(None);
         };
-        let tree = units::parse_tree(lang, content)
+        let tree = units::parse_tree(lang, content, self.parse_budget)
             .map_err(|e| e.context(format!("cannot parse {path}")))?;
         let parsed = units::extract(lang, content, &tree, &self.fp, None);
         Ok(Some((parsed, tree)))
@@ -283,7 +301,7 @@ impl Index {
         let Some(lang) = lang::for_path(path) else {
             return Ok(None);
         };
-        let (tree, changed) = units::reparse(lang, old, old_tree, new)
+        let (tree, changed) = units::reparse(lang, old, old_tree, new, self.parse_budget)
             .map_err(|e| e.context(format!("cannot parse {path}")))?;
         Ok(Some(units::extract(
             lang,

@@ -31,6 +31,9 @@ pub enum SkipReason {
     TooLarge,
     /// NUL bytes or not UTF-8.
     Binary,
+    /// Its parse did not finish within the parse budget (index builds only: a
+    /// write of such a file is an `unjudged` finding).
+    OverBudget,
 }
 
 impl SkipReason {
@@ -43,6 +46,7 @@ impl SkipReason {
             Self::Lock => "lock",
             Self::TooLarge => "too_large",
             Self::Binary => "binary",
+            Self::OverBudget => "over_budget",
         }
     }
 }
