@@ -71,9 +71,13 @@ impl Engine {
                 root.display()
             )
         })?;
-        let opts = WalkOptions::default();
         let (index, _, sources) =
-            Index::build_with_sources(&root, cfg, opts, Some(KEEP_TREE_BYTES))?;
+            Index::build_with_sources(&root, cfg, WalkOptions::default(), Some(KEEP_TREE_BYTES))?;
+        // What the agent changes is judged at any size: a large file must not
+        // pass unjudged, and the parse budget bounds its cost.
+        let opts = WalkOptions {
+            max_bytes: u64::MAX,
+        };
         let mut engine = Self {
             root,
             opts,

@@ -128,3 +128,39 @@ fn a_parse_over_its_budget_is_a_blocking_unjudged_finding_everywhere() {
     engine.audit(&[change]).unwrap();
     assert_eq!(engine.index().definitions("total").count(), 1);
 }
+
+#[test]
+fn large_and_non_utf8_files_are_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::create_dir_all(root.join("src")).unwrap();
+    fs::write(root.join("src/orders.py"), fixture("original", "py")).unwrap();
+    let mut engine = Engine::open(root, RuleConfig::default()).unwrap();
+    // An exact copy at the top of a 1.5 MB file, and one next to a byte that is not UTF-8.
+    let mut large = fixture("original", "py");
+    while large.len() < 1_500_000 {
+        large.push_str("# padding that makes the file large\n");
+    }
+    let mut invalid = b"# caf\xe9\n".to_vec();
+    invalid.extend_from_slice(fixture("original", "py").as_bytes());
+    let blocking_copy = |findings: &[sens_engine::finding::Finding]| {
+        findings
+            .iter()
+            .any(|f| f.blocks && f.rule.starts_with("copy."))
+    };
+    let findings = engine
+        .check_write(Path::new("src/large.py"), &large)
+        .unwrap();
+    assert!(blocking_copy(&findings), "{findings:#?}");
+    fs::write(root.join("src/large.py"), &large).unwrap();
+    fs::write(root.join("src/latin1.py"), &invalid).unwrap();
+    let findings = engine.rescan().unwrap();
+    for file in ["src/large.py", "src/latin1.py"] {
+        let of_file: Vec<_> = findings
+            .iter()
+            .filter(|f| f.new.file == file)
+            .cloned()
+            .collect();
+        assert!(blocking_copy(&of_file), "{file}: {findings:#?}");
+    }
+}
