@@ -94,6 +94,9 @@ pub struct AgentInfo {
     pub version: String,
     pub model: String,
     pub effort: String,
+    /// The agent ran without its sandbox (`--no-sandbox`); absent when it had one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_sandbox: bool,
 }
 
 /// One run (task x condition x rep), or one step of a Horizonte sequence.

@@ -337,6 +337,103 @@ fn reading_the_hidden_folder_and_editing_the_tests_are_flagged() {
     assert!(evidence.contains("tiny-mul") && evidence.contains("edited test: tests/test_calc.py"));
 }
 
+#[test]
+fn the_sandboxed_agent_cannot_read_the_reference_by_any_path_and_still_reaches_its_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let reference = fixtures().join("tasks/tiny-mul/reference.patch");
+    let reference = reference.canonicalize().unwrap();
+    // From the copy's folder, however deep it lies: `..` stops at the root.
+    let relative = format!(
+        "{}{}",
+        "../".repeat(32),
+        path_str(&reference).trim_start_matches('/')
+    );
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap();
+    let command = format!(
+        "cat {} > leak_abs.txt 2>&1; cat {relative} > leak_rel.txt 2>&1; ls -A {} > repo.txt 2>&1",
+        reference.display(),
+        repository.display()
+    );
+    let agent = script(
+        dir.path(),
+        serde_json::json!([
+            tool("Bash", serde_json::json!({ "command": command })),
+            {"blocks": [{"type": "text", "text": "Done."}]},
+        ]),
+    );
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
+    args.extend(["--agent", &agent]);
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    let record = &records(&out)[0];
+    // The second turn came from the scripted server on loopback.
+    assert_eq!(record.status, RunStatus::Ok, "{record:?}");
+    let diff = std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/diff.patch")).unwrap();
+    let added = |file: &str| -> Vec<String> {
+        let section = diff
+            .split("diff --git ")
+            .find(|s| s.starts_with(&format!("a/{file} ")))
+            .unwrap_or_else(|| panic!("{file} was not written: {diff}"));
+        section
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .map(|l| l[1..].to_string())
+            .collect()
+    };
+    for (file, path) in [
+        ("leak_abs.txt", path_str(&reference)),
+        ("leak_rel.txt", &relative),
+    ] {
+        assert_eq!(
+            added(file),
+            [format!("cat: {path}: No such file or directory")],
+            "{diff}"
+        );
+    }
+    // The repository shows at most the CLI's install (a fresh clone's `.tools`).
+    let listing = added("repo.txt");
+    assert!(
+        listing
+            .iter()
+            .all(|l| l == ".tools" || l.ends_with("No such file or directory")),
+        "{listing:?}"
+    );
+}
+
+#[test]
+fn without_bubblewrap_a_run_refuses_unless_no_sandbox_which_the_manifest_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let args = task_args(path_str(&out), "tiny-mul", "C0", "1");
+    let output = command(&args)
+        .env("PATH", dir.path())
+        .output()
+        .expect("sens-bench starts");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("sandbox cannot start") && stderr.contains("--no-sandbox"),
+        "{stderr}"
+    );
+    assert!(!out.join("manifest.toml").exists());
+
+    let mut unsandboxed = args.clone();
+    unsandboxed.push("--no-sandbox");
+    assert!(run(&unsandboxed).status.success());
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(manifest.contains("no_sandbox = true"), "{manifest}");
+    let output = run(&args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && stderr.contains("agent.no_sandbox"),
+        "{stderr}"
+    );
+}
+
 /// Step id, step, size after it, the probe's count, hidden tests passed.
 type StepSummary = (String, Option<u32>, Option<u64>, u64, Option<bool>);
 

@@ -18,6 +18,7 @@ pub mod claude;
 pub mod engine;
 pub mod model_server;
 pub mod oracle;
+pub mod sandbox;
 pub mod script;
 
 /// Answers Claude Code hook callbacks in process (C2's engine session; tests).

@@ -2,7 +2,7 @@
 //! copy (C1/C2: the Canon appended to the system prompt; C2: the engine answers
 //! the hooks; `oracle` and `script:` agents: the scripted model server).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -13,6 +13,7 @@ use crate::agent::claude::{AgentError, ApiEndpoint, ClaudeOptions, TurnResult, r
 use crate::agent::engine::engine_handler;
 use crate::agent::model_server::ModelServer;
 use crate::agent::oracle::oracle_script;
+use crate::agent::sandbox::View;
 use crate::agent::script::Script;
 use crate::agent::{AgentKind, HookHandler};
 use crate::exec;
@@ -62,6 +63,10 @@ impl BatchFolder {
             .prefix("sens-bench-home-")
             .tempdir()
             .context("cannot create a private HOME for the CLI")?;
+        let sandbox = match self.sandbox {
+            true => Some(self.view(input, home.path())?),
+            false => None,
+        };
         let options = ClaudeOptions {
             binary: self.claude_bin.clone(),
             workdir: input.root.to_path_buf(),
@@ -76,6 +81,7 @@ impl BatchFolder {
             append_system_prompt: condition.canon.then(|| sens_engine::CANON.to_string()),
             env: input.env.to_vec(),
             transcript: input.dir.join("transcript.jsonl"),
+            sandbox,
         };
         let handler: Option<Box<dyn HookHandler>> = if condition.engine {
             let session = engine_handler(input.root, ledger, condition.rule_config.clone())?;
@@ -84,6 +90,25 @@ impl BatchFolder {
             None
         };
         run_once(&options, handler, prompt).await
+    }
+}
+
+impl BatchFolder {
+    /// What the agent's sandbox shows: the copy, the private HOME and the
+    /// folders the copy's commands build into (every folder its variables name,
+    /// a Rust task's leased `CARGO_TARGET_DIR`), the CLI's install and the
+    /// interpreters on `PATH`.
+    fn view(&self, input: &Attempt<'_>, home: &Path) -> anyhow::Result<View> {
+        let mut writable = vec![input.root.to_path_buf(), home.to_path_buf()];
+        writable.extend(
+            input
+                .env
+                .iter()
+                .map(|(_, value)| PathBuf::from(value))
+                .filter(|p| p.is_absolute() && p.is_dir()),
+        );
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        View::for_session(writable, &self.claude_bin, &path)
     }
 }
 
