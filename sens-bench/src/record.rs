@@ -78,11 +78,15 @@ pub struct Integrity {
     pub touched_task_files: bool,
     /// The agent edited the project's own tests.
     pub edited_tests: bool,
+    /// The agent added a file that shadows a test runner, a standard-library
+    /// module or a runner's configuration (`measure::integrity::shadowed_runner`).
+    #[serde(default)]
+    pub shadowed_runner: bool,
 }
 
 impl Integrity {
     pub fn any(&self) -> bool {
-        self.touched_task_files || self.edited_tests
+        self.touched_task_files || self.edited_tests || self.shadowed_runner
     }
 }
 

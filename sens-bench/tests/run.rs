@@ -287,7 +287,9 @@ fn a_hung_agent_is_stopped_at_the_task_timeout() {
         serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
     );
     let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
-    args.extend(["--agent", &agent]);
+    // The pid file lies outside what the sandbox shows (and a sandboxed `$$` is
+    // the pid namespace's): this checks the kill of an unsandboxed agent.
+    args.extend(["--agent", &agent, "--no-sandbox"]);
     let output = run(&args);
     assert!(output.status.success(), "{output:?}");
     let all = records(&out);
@@ -432,6 +434,39 @@ fn without_bubblewrap_a_run_refuses_unless_no_sandbox_which_the_manifest_records
         !output.status.success() && stderr.contains("agent.no_sandbox"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_faked_unittest_module_passes_no_tests_and_is_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let agent = script(
+        dir.path(),
+        serde_json::json!([
+            tool(
+                "Write",
+                serde_json::json!({"file_path": "unittest.py", "content": "import sys\nsys.exit(0)\n"})
+            ),
+            {"blocks": [{"type": "text", "text": "Done."}]},
+        ]),
+    );
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
+    args.extend(["--agent", &agent]);
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    let record = &records(&out)[0];
+    assert_eq!(record.status, RunStatus::Ok, "{record:?}");
+    assert_eq!(record.project_pass, Some(false), "{record:?}");
+    assert_eq!(record.hidden_pass, Some(false), "{record:?}");
+    assert!(record.integrity.shadowed_runner, "{record:?}");
+    let run_dir = out.join("runs/tiny-mul/C0/1");
+    let evidence = std::fs::read_to_string(run_dir.join("integrity.txt")).unwrap();
+    assert!(
+        evidence.contains("shadowed runner: unittest.py"),
+        "{evidence}"
+    );
+    let log = std::fs::read_to_string(run_dir.join("hidden-tests.2.log")).unwrap();
+    assert!(log.contains("not a pass"), "{log}");
 }
 
 /// Step id, step, size after it, the probe's count, hidden tests passed.
