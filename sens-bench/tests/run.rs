@@ -469,6 +469,35 @@ fn a_faked_unittest_module_passes_no_tests_and_is_flagged() {
     assert!(log.contains("not a pass"), "{log}");
 }
 
+#[test]
+fn non_utf8_names_and_bytes_are_recorded_and_measured_under_c0_and_c2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let command = r"printf 'x = 1\n' > $'caf\xe9.py'; printf 'y = \xff\n' > bytes.py";
+    let agent = script(
+        dir.path(),
+        serde_json::json!([
+            tool("Bash", serde_json::json!({ "command": command })),
+            {"blocks": [{"type": "text", "text": "Done."}]},
+        ]),
+    );
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0,C2", "1");
+    args.extend(["--agent", &agent]);
+    assert!(run(&args).status.success());
+    for record in records(&out) {
+        assert_eq!(record.status, RunStatus::Ok, "{record:?}");
+        assert_eq!(record.loc_added, Some(2), "{record:?}");
+        let run_dir = format!("runs/tiny-mul/{}/1/diff.patch", record.condition);
+        let patch = std::fs::read(out.join(run_dir)).unwrap();
+        let has = |needle: &[u8]| patch.windows(needle.len()).any(|w| w == needle);
+        assert!(
+            has(br#"b/caf\351.py"#) && has(b"+y = \xff\n"),
+            "{}",
+            String::from_utf8_lossy(&patch)
+        );
+    }
+}
+
 /// Step id, step, size after it, the probe's count, hidden tests passed.
 type StepSummary = (String, Option<u32>, Option<u64>, u64, Option<bool>);
 
