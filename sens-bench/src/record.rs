@@ -80,7 +80,8 @@ pub struct Integrity {
     pub edited_tests: bool,
     /// The agent added a file that shadows a test runner, a standard-library
     /// module or a runner's configuration (`measure::integrity::shadowed_runner`).
-    #[serde(default)]
+    /// Written only when set, so records from before the flag read back unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shadowed_runner: bool,
 }
 

@@ -271,6 +271,21 @@ fn tool(name: &str, input: Value) -> Value {
     serde_json::json!({"blocks": [{"type": "tool_use", "name": name, "input": input}]})
 }
 
+/// Plays `tools`, then a closing "Done.", on tiny-mul under `conditions` (one
+/// repetition); the batch folder and its records.
+fn play_on_tiny_mul(dir: &Path, tools: Vec<Value>, conditions: &str) -> (PathBuf, Vec<RunRecord>) {
+    let out = dir.join("batch");
+    let mut turns = tools;
+    turns.push(serde_json::json!({"blocks": [{"type": "text", "text": "Done."}]}));
+    let agent = script(dir, Value::Array(turns));
+    let mut args = task_args(path_str(&out), "tiny-mul", conditions, "1");
+    args.extend(["--agent", &agent]);
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    let all = records(&out);
+    (out, all)
+}
+
 #[test]
 fn a_hung_agent_is_stopped_at_the_task_timeout() {
     let dir = tempfile::tempdir().unwrap();
@@ -342,7 +357,6 @@ fn reading_the_hidden_folder_and_editing_the_tests_are_flagged() {
 #[test]
 fn the_sandboxed_agent_cannot_read_the_reference_by_any_path_and_still_reaches_its_model() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("batch");
     let reference = fixtures().join("tasks/tiny-mul/reference.patch");
     let reference = reference.canonicalize().unwrap();
     // From the copy's folder, however deep it lies: `..` stops at the root.
@@ -360,18 +374,9 @@ fn the_sandboxed_agent_cannot_read_the_reference_by_any_path_and_still_reaches_i
         reference.display(),
         repository.display()
     );
-    let agent = script(
-        dir.path(),
-        serde_json::json!([
-            tool("Bash", serde_json::json!({ "command": command })),
-            {"blocks": [{"type": "text", "text": "Done."}]},
-        ]),
-    );
-    let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
-    args.extend(["--agent", &agent]);
-    let output = run(&args);
-    assert!(output.status.success(), "{output:?}");
-    let record = &records(&out)[0];
+    let bash = tool("Bash", serde_json::json!({ "command": command }));
+    let (out, all) = play_on_tiny_mul(dir.path(), vec![bash], "C0");
+    let record = &all[0];
     // The second turn came from the scripted server on loopback.
     assert_eq!(record.status, RunStatus::Ok, "{record:?}");
     let diff = std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/diff.patch")).unwrap();
@@ -439,22 +444,12 @@ fn without_bubblewrap_a_run_refuses_unless_no_sandbox_which_the_manifest_records
 #[test]
 fn a_faked_unittest_module_passes_no_tests_and_is_flagged() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("batch");
-    let agent = script(
-        dir.path(),
-        serde_json::json!([
-            tool(
-                "Write",
-                serde_json::json!({"file_path": "unittest.py", "content": "import sys\nsys.exit(0)\n"})
-            ),
-            {"blocks": [{"type": "text", "text": "Done."}]},
-        ]),
+    let write = tool(
+        "Write",
+        serde_json::json!({"file_path": "unittest.py", "content": "import sys\nsys.exit(0)\n"}),
     );
-    let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
-    args.extend(["--agent", &agent]);
-    let output = run(&args);
-    assert!(output.status.success(), "{output:?}");
-    let record = &records(&out)[0];
+    let (out, all) = play_on_tiny_mul(dir.path(), vec![write], "C0");
+    let record = &all[0];
     assert_eq!(record.status, RunStatus::Ok, "{record:?}");
     assert_eq!(record.project_pass, Some(false), "{record:?}");
     assert_eq!(record.hidden_pass, Some(false), "{record:?}");
@@ -472,19 +467,10 @@ fn a_faked_unittest_module_passes_no_tests_and_is_flagged() {
 #[test]
 fn non_utf8_names_and_bytes_are_recorded_and_measured_under_c0_and_c2() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("batch");
     let command = r"printf 'x = 1\n' > $'caf\xe9.py'; printf 'y = \xff\n' > bytes.py";
-    let agent = script(
-        dir.path(),
-        serde_json::json!([
-            tool("Bash", serde_json::json!({ "command": command })),
-            {"blocks": [{"type": "text", "text": "Done."}]},
-        ]),
-    );
-    let mut args = task_args(path_str(&out), "tiny-mul", "C0,C2", "1");
-    args.extend(["--agent", &agent]);
-    assert!(run(&args).status.success());
-    for record in records(&out) {
+    let bash = tool("Bash", serde_json::json!({ "command": command }));
+    let (out, all) = play_on_tiny_mul(dir.path(), vec![bash], "C0,C2");
+    for record in all {
         assert_eq!(record.status, RunStatus::Ok, "{record:?}");
         assert_eq!(record.loc_added, Some(2), "{record:?}");
         let run_dir = format!("runs/tiny-mul/{}/1/diff.patch", record.condition);
