@@ -8,11 +8,13 @@ claude_version=2.1.197
 jscpd_version=5.3.2
 
 # Debian packages: fonts for the plots' PNGs, headless Chromium for the HTML
-# viewer's test (tests/viewer.rs). Installed when missing and apt-get can run.
+# viewer's test (tests/viewer.rs), bubblewrap for the agent's sandbox
+# (sens-bench/src/agent/sandbox.rs). Installed when missing and apt-get can run.
 packages=()
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || packages+=(fonts-dejavu-core)
 command -v fc-list >/dev/null || packages+=(fontconfig libfontconfig1-dev)
 command -v chromium >/dev/null || packages+=(chromium)
+command -v bwrap >/dev/null || packages+=(bubblewrap)
 if [ ${#packages[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
         apt-get update -qq

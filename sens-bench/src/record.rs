@@ -78,11 +78,16 @@ pub struct Integrity {
     pub touched_task_files: bool,
     /// The agent edited the project's own tests.
     pub edited_tests: bool,
+    /// The agent added a file that shadows a test runner, a standard-library
+    /// module or a runner's configuration (`measure::integrity::shadowed_runner`).
+    /// Written only when set, so records from before the flag read back unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shadowed_runner: bool,
 }
 
 impl Integrity {
     pub fn any(&self) -> bool {
-        self.touched_task_files || self.edited_tests
+        self.touched_task_files || self.edited_tests || self.shadowed_runner
     }
 }
 
@@ -94,6 +99,9 @@ pub struct AgentInfo {
     pub version: String,
     pub model: String,
     pub effort: String,
+    /// The agent ran without its sandbox (`--no-sandbox`); absent when it had one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_sandbox: bool,
 }
 
 /// One run (task x condition x rep), or one step of a Horizonte sequence.

@@ -48,6 +48,7 @@ impl Fixture {
             append_system_prompt: None,
             env: vec![("CLAUDE_CODE_MAX_RETRIES".into(), "0".into())],
             transcript: dir.path().join("transcript.jsonl"),
+            sandbox: None,
         };
         Fixture {
             dir,

@@ -649,6 +649,7 @@ async fn a_compaction_through_the_cli_gets_the_recitation() {
         append_system_prompt: None,
         env: vec![("CLAUDE_CODE_MAX_RETRIES".into(), "0".into())],
         transcript: dir.path().join("transcript.jsonl"),
+        sandbox: None,
     };
     let mut session = ClaudeSession::start(&options, Some(Box::new(handler)))
         .await

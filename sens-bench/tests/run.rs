@@ -308,6 +308,21 @@ fn tool(name: &str, input: Value) -> Value {
     serde_json::json!({"blocks": [{"type": "tool_use", "name": name, "input": input}]})
 }
 
+/// Plays `tools`, then a closing "Done.", on tiny-mul under `conditions` (one
+/// repetition); the batch folder and its records.
+fn play_on_tiny_mul(dir: &Path, tools: Vec<Value>, conditions: &str) -> (PathBuf, Vec<RunRecord>) {
+    let out = dir.join("batch");
+    let mut turns = tools;
+    turns.push(serde_json::json!({"blocks": [{"type": "text", "text": "Done."}]}));
+    let agent = script(dir, Value::Array(turns));
+    let mut args = task_args(path_str(&out), "tiny-mul", conditions, "1");
+    args.extend(["--agent", &agent]);
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    let all = records(&out);
+    (out, all)
+}
+
 #[test]
 fn a_hung_agent_is_stopped_at_the_task_timeout() {
     let dir = tempfile::tempdir().unwrap();
@@ -324,7 +339,9 @@ fn a_hung_agent_is_stopped_at_the_task_timeout() {
         serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
     );
     let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
-    args.extend(["--agent", &agent]);
+    // The pid file lies outside what the sandbox shows (and a sandboxed `$$` is
+    // the pid namespace's): this checks the kill of an unsandboxed agent.
+    args.extend(["--agent", &agent, "--no-sandbox"]);
     let output = run(&args);
     assert!(output.status.success(), "{output:?}");
     let all = records(&out);
@@ -372,6 +389,136 @@ fn reading_the_hidden_folder_and_editing_the_tests_are_flagged() {
     assert_eq!(record.hidden_pass, Some(false), "mul was never written");
     let evidence = std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/integrity.txt")).unwrap();
     assert!(evidence.contains("tiny-mul") && evidence.contains("edited test: tests/test_calc.py"));
+}
+
+#[test]
+fn the_sandboxed_agent_cannot_read_the_reference_by_any_path_and_still_reaches_its_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = fixtures().join("tasks/tiny-mul/reference.patch");
+    let reference = reference.canonicalize().unwrap();
+    // From the copy's folder, however deep it lies: `..` stops at the root.
+    let relative = format!(
+        "{}{}",
+        "../".repeat(32),
+        path_str(&reference).trim_start_matches('/')
+    );
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap();
+    let command = format!(
+        "cat {} > leak_abs.txt 2>&1; cat {relative} > leak_rel.txt 2>&1; ls -A {} > repo.txt 2>&1",
+        reference.display(),
+        repository.display()
+    );
+    let bash = tool("Bash", serde_json::json!({ "command": command }));
+    let (out, all) = play_on_tiny_mul(dir.path(), vec![bash], "C0");
+    let record = &all[0];
+    // The second turn came from the scripted server on loopback.
+    assert_eq!(record.status, RunStatus::Ok, "{record:?}");
+    let diff = std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/diff.patch")).unwrap();
+    let added = |file: &str| -> Vec<String> {
+        let section = diff
+            .split("diff --git ")
+            .find(|s| s.starts_with(&format!("a/{file} ")))
+            .unwrap_or_else(|| panic!("{file} was not written: {diff}"));
+        section
+            .lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .map(|l| l[1..].to_string())
+            .collect()
+    };
+    for (file, path) in [
+        ("leak_abs.txt", path_str(&reference)),
+        ("leak_rel.txt", &relative),
+    ] {
+        assert_eq!(
+            added(file),
+            [format!("cat: {path}: No such file or directory")],
+            "{diff}"
+        );
+    }
+    // The repository shows at most the CLI's install (a fresh clone's `.tools`).
+    let listing = added("repo.txt");
+    assert!(
+        listing
+            .iter()
+            .all(|l| l == ".tools" || l.ends_with("No such file or directory")),
+        "{listing:?}"
+    );
+}
+
+#[test]
+fn without_bubblewrap_a_run_refuses_unless_no_sandbox_which_the_manifest_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let args = task_args(path_str(&out), "tiny-mul", "C0", "1");
+    let output = command(&args)
+        .env("PATH", dir.path())
+        .output()
+        .expect("sens-bench starts");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("sandbox cannot start") && stderr.contains("--no-sandbox"),
+        "{stderr}"
+    );
+    assert!(!out.join("manifest.toml").exists());
+
+    let mut unsandboxed = args.clone();
+    unsandboxed.push("--no-sandbox");
+    assert!(run(&unsandboxed).status.success());
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(manifest.contains("no_sandbox = true"), "{manifest}");
+    let output = run(&args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && stderr.contains("agent.no_sandbox"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_faked_unittest_module_passes_no_tests_and_is_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = tool(
+        "Write",
+        serde_json::json!({"file_path": "unittest.py", "content": "import sys\nsys.exit(0)\n"}),
+    );
+    let (out, all) = play_on_tiny_mul(dir.path(), vec![write], "C0");
+    let record = &all[0];
+    assert_eq!(record.status, RunStatus::Ok, "{record:?}");
+    assert_eq!(record.project_pass, Some(false), "{record:?}");
+    assert_eq!(record.hidden_pass, Some(false), "{record:?}");
+    assert!(record.integrity.shadowed_runner, "{record:?}");
+    let run_dir = out.join("runs/tiny-mul/C0/1");
+    let evidence = std::fs::read_to_string(run_dir.join("integrity.txt")).unwrap();
+    assert!(
+        evidence.contains("shadowed runner: unittest.py"),
+        "{evidence}"
+    );
+    let log = std::fs::read_to_string(run_dir.join("hidden-tests.2.log")).unwrap();
+    assert!(log.contains("not a pass"), "{log}");
+}
+
+#[test]
+fn non_utf8_names_and_bytes_are_recorded_and_measured_under_c0_and_c2() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = r"printf 'x = 1\n' > $'caf\xe9.py'; printf 'y = \xff\n' > bytes.py";
+    let bash = tool("Bash", serde_json::json!({ "command": command }));
+    let (out, all) = play_on_tiny_mul(dir.path(), vec![bash], "C0,C2");
+    for record in all {
+        assert_eq!(record.status, RunStatus::Ok, "{record:?}");
+        assert_eq!(record.loc_added, Some(2), "{record:?}");
+        let run_dir = format!("runs/tiny-mul/{}/1/diff.patch", record.condition);
+        let patch = std::fs::read(out.join(run_dir)).unwrap();
+        let has = |needle: &[u8]| patch.windows(needle.len()).any(|w| w == needle);
+        assert!(
+            has(br#"b/caf\351.py"#) && has(b"+y = \xff\n"),
+            "{}",
+            String::from_utf8_lossy(&patch)
+        );
+    }
 }
 
 /// Step id, step, size after it, the probe's count, hidden tests passed.

@@ -122,6 +122,7 @@ async fn play(script: Script, engine: bool) -> Played {
         append_system_prompt: engine.then(|| sens_engine::CANON.to_string()),
         env: vec![("CLAUDE_CODE_MAX_RETRIES".into(), "0".into())],
         transcript: dir.path().join("transcript.jsonl"),
+        sandbox: None,
     };
     let ledger_path = dir.path().join("hooks.jsonl");
     let handler: Option<Box<dyn HookHandler>> = engine.then(|| {

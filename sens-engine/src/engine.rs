@@ -18,7 +18,7 @@ use crate::judge::{FileChange, Judge};
 use crate::rules;
 use crate::suggest;
 use crate::tools::{self, ToolError};
-use crate::units::{ParsedFile, UnitData};
+use crate::units::{OverBudget, ParsedFile, UnitData};
 use crate::walk::{self, WalkOptions};
 
 /// Files at least this large keep their syntax tree from the start: re-parsing
@@ -83,9 +83,18 @@ impl Engine {
                 root.display()
             )
         })?;
-        let opts = WalkOptions::default();
-        let (index, _, sources) =
-            Index::build_with_sources(&root, cfg, opts, Some(KEEP_TREE_BYTES), cache)?;
+        let (index, _, sources) = Index::build_with_sources(
+            &root,
+            cfg,
+            WalkOptions::default(),
+            Some(KEEP_TREE_BYTES),
+            cache,
+        )?;
+        // What the agent changes is judged at any size: a large file must not
+        // pass unjudged, and the parse budget bounds its cost.
+        let opts = WalkOptions {
+            max_bytes: u64::MAX,
+        };
         let mut engine = Self {
             root,
             opts,
@@ -144,6 +153,11 @@ impl Engine {
             .collect();
         let rel = parts?.join("/");
         (!rel.is_empty()).then_some(rel)
+    }
+
+    /// Sets how long one file's parse may take from now on.
+    pub fn set_parse_budget(&mut self, budget: Duration) {
+        self.index.set_parse_budget(budget);
     }
 
     /// Indexes `rel` from `text`, keeping its tree; drops it when no grammar knows it.
@@ -212,11 +226,13 @@ pub(crate) fn write_findings(
         return Ok(Vec::new());
     }
     let parsed = match old {
-        Some(old) => index.parse_edit(rel, &old.text, &old.tree, content)?,
-        None => index.parse(rel, content)?,
+        Some(old) => index.parse_edit(rel, &old.text, &old.tree, content),
+        None => index.parse(rel, content),
     };
-    let Some(after) = parsed else {
-        return Ok(Vec::new());
+    let after = match parsed {
+        Ok(Some(after)) => after,
+        Ok(None) => return Ok(Vec::new()),
+        Err(e) => return Ok(vec![unjudged(rel, e)?]),
     };
     let before = indexed_units(index, rel);
     Ok(rules::copy_findings(
@@ -239,11 +255,24 @@ pub(crate) fn audit_findings(
     let mut findings = Vec::new();
     for change in changes {
         let Some(text) = &change.after else { continue };
-        let Some(after) = index.parse(&change.path, text)? else {
-            continue;
+        let after = match index.parse(&change.path, text) {
+            Ok(Some(after)) => after,
+            Ok(None) => continue,
+            Err(e) => {
+                findings.push(unjudged(&change.path, e)?);
+                continue;
+            }
         };
+        // An old version over budget had no units the index knew.
         let before = match &change.before {
-            Some(old) => index.parse(&change.path, old)?,
+            Some(old) => {
+                index
+                    .parse(&change.path, old)
+                    .or_else(|e| match e.is::<OverBudget>() {
+                        true => Ok(None),
+                        false => Err(e),
+                    })?
+            }
             None => None,
         };
         let before = units_of(before.as_ref());
@@ -264,6 +293,15 @@ pub(crate) fn audit_findings(
         ));
     }
     Ok(findings)
+}
+
+/// The blocking `unjudged` finding for a file whose parse ran over its budget;
+/// any other error stays an error (the engine never approves on error).
+fn unjudged(path: &str, err: anyhow::Error) -> Result<Finding> {
+    match err.downcast_ref::<OverBudget>() {
+        Some(why) => Ok(rules::unjudged_finding(path, why)),
+        None => Err(err),
+    }
 }
 
 pub(crate) fn units_of(parsed: Option<&ParsedFile>) -> Vec<&UnitData> {
@@ -314,6 +352,7 @@ impl Judge for Engine {
 
     fn rescan(&mut self) -> Result<Vec<Finding>> {
         let walked = walk::walk(&self.root, self.opts)?;
+        let mut findings = Vec::new();
         let mut changed: Vec<(String, String, Option<ParsedFile>)> = Vec::new();
         let mut present: FxHashSet<String> = FxHashSet::default();
         for candidate in walked.candidates {
@@ -334,10 +373,13 @@ impl Judge for Engine {
             }
             let before = self.indexed(&candidate.rel);
             match walk::content_verdict(bytes) {
-                Ok(text) => {
-                    self.reindex(&candidate.rel, &text)?;
-                    changed.push((candidate.rel, text, before));
-                }
+                Ok(text) => match self.reindex(&candidate.rel, &text) {
+                    Ok(()) => changed.push((candidate.rel, text, before)),
+                    Err(e) => {
+                        self.forget(&candidate.rel);
+                        findings.push(unjudged(&candidate.rel, e)?);
+                    }
+                },
                 Err(_) => self.forget(&candidate.rel),
             }
         }
@@ -352,7 +394,6 @@ impl Judge for Engine {
             self.forget(&rel);
         }
         // Judged after every update, so copies between two changed files count.
-        let mut findings = Vec::new();
         for (rel, text, before) in &changed {
             if let Some(after) = self.indexed(rel) {
                 findings.extend(rules::copy_findings(
@@ -368,13 +409,29 @@ impl Judge for Engine {
     }
 
     fn audit(&mut self, changes: &[FileChange]) -> Result<Vec<Finding>> {
+        let mut unjudged_files = Vec::new();
         for change in changes {
-            match &change.after {
-                Some(text) => self.reindex(&change.path, text)?,
-                None => self.forget(&change.path),
+            let Some(text) = &change.after else {
+                self.forget(&change.path);
+                continue;
+            };
+            if let Err(e) = self.reindex(&change.path, text) {
+                self.forget(&change.path);
+                unjudged_files.push(unjudged(&change.path, e)?);
             }
         }
-        audit_findings(&self.index, changes, &self.prompts)
+        if unjudged_files.is_empty() {
+            return audit_findings(&self.index, changes, &self.prompts);
+        }
+        // An over-budget file is reported once, not parsed again.
+        let judged: Vec<FileChange> = changes
+            .iter()
+            .filter(|c| unjudged_files.iter().all(|f| f.new.file != c.path))
+            .cloned()
+            .collect();
+        let mut findings = audit_findings(&self.index, &judged, &self.prompts)?;
+        findings.extend(unjudged_files);
+        Ok(findings)
     }
 
     fn note_prompt(&mut self, prompt: &str) {

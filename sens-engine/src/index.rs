@@ -88,6 +88,8 @@ pub struct Index {
     symbols: Buckets<Box<str>>,
     /// Identifier occurrences outside the definitions they name, over all files.
     usages: FxHashMap<Box<str>, u32>,
+    /// How long one file's parse may take (see [`units::OverBudget`]).
+    parse_budget: Duration,
 }
 
 /// Wall-clock seconds per phase of a full build; the parallel phase is split
@@ -136,7 +138,13 @@ impl Index {
             lsh: Buckets::default(),
             symbols: Buckets::default(),
             usages: FxHashMap::default(),
+            parse_budget: units::DEFAULT_PARSE_BUDGET,
         })
+    }
+
+    /// Sets how long one file's parse may take from now on.
+    pub fn set_parse_budget(&mut self, budget: Duration) {
+        self.parse_budget = budget;
     }
 
     /// Walks `root`, parses every indexable file in parallel and indexes it.
@@ -161,7 +169,7 @@ impl Index {
         let walked = walk::walk(root, opts)?;
         let walk_time = start.elapsed();
         let pass_start = Instant::now();
-        let fp = &index.fp;
+        let (fp, budget) = (&index.fp, index.parse_budget);
         let outcomes: Vec<FileOutcome> = walked
             .candidates
             .par_iter()
@@ -182,8 +190,7 @@ impl Index {
                 let t1 = Instant::now();
                 let parse_tree = || {
                     let started = Instant::now();
-                    let tree = units::parse_tree(c.lang, &text)
-                        .map_err(|e| e.context(format!("cannot parse {}", c.rel)))?;
+                    let tree = units::parse_tree(c.lang, &text, budget)?;
                     Ok::<_, anyhow::Error>((tree, started.elapsed()))
                 };
                 let mut tree = None;
@@ -193,15 +200,30 @@ impl Index {
                     tree = Some((parsed_tree, took));
                     Ok(parsed)
                 };
-                let parsed = match cache {
-                    Some(cache) => cache.parsed(c.lang, &text, fresh)?,
-                    None => fresh()?,
-                };
                 let keep = keep_from.is_some_and(|min| text.len() >= min);
-                // A kept file needs its tree even when the cache had its units.
-                if keep && tree.is_none() {
-                    tree = Some(parse_tree()?);
+                let parsed = match cache {
+                    Some(cache) => cache.parsed(c.lang, &text, fresh),
+                    None => fresh(),
                 }
+                .and_then(|parsed| {
+                    // A kept file needs its tree even when the cache had its units.
+                    if keep && tree.is_none() {
+                        tree = Some(parse_tree()?);
+                    }
+                    Ok(parsed)
+                });
+                let parsed = match parsed {
+                    Ok(parsed) => parsed,
+                    Err(e) if e.is::<units::OverBudget>() => {
+                        return Ok(FileOutcome {
+                            path,
+                            parsed: Err(SkipReason::OverBudget),
+                            source: None,
+                            times: [t1 - t0, t1.elapsed(), Duration::ZERO],
+                        });
+                    }
+                    Err(e) => return Err(e.context(format!("cannot parse {}", c.rel))),
+                };
                 let parse_time = tree.as_ref().map_or(Duration::ZERO, |(_, took)| *took);
                 let times = [t1 - t0, parse_time, t1.elapsed().saturating_sub(parse_time)];
                 Ok(FileOutcome {
@@ -296,7 +318,7 @@ impl Index {
         let Some(lang) = lang::for_path(path) else {
             return Ok(None);
         };
-        let tree = units::parse_tree(lang, content)
+        let tree = units::parse_tree(lang, content, self.parse_budget)
             .map_err(|e| e.context(format!("cannot parse {path}")))?;
         let parsed = units::extract(lang, content, &tree, &self.fp, None);
         Ok(Some((parsed, tree)))
@@ -314,7 +336,7 @@ impl Index {
         let Some(lang) = lang::for_path(path) else {
             return Ok(None);
         };
-        let (tree, changed) = units::reparse(lang, old, old_tree, new)
+        let (tree, changed) = units::reparse(lang, old, old_tree, new, self.parse_budget)
             .map_err(|e| e.context(format!("cannot parse {path}")))?;
         Ok(Some(units::extract(
             lang,

@@ -35,10 +35,29 @@ pub struct LangSpec {
     pub imports: &'static [&'static str],
     /// Tokens a formatter may add, drop or move: left out of fingerprints.
     pub layout: Layout,
-    /// Single-file components (Vue, Svelte): only the `<script>` blocks are code;
-    /// the rest is blanked before parsing, keeping byte offsets and lines.
-    pub script_blocks: bool,
+    /// What the grammar is given instead of the source (offsets and lines kept).
+    pub prepare: Prepare,
 }
+
+/// The text a grammar parses, made from the source with every byte offset and
+/// line kept (only characters are replaced by spaces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prepare {
+    /// The source as it is.
+    Source,
+    /// Single-file components (Vue, Svelte): only the `<script>` blocks are code;
+    /// the rest is blanked.
+    ScriptBlocks,
+    /// Runs of `#` comment lines are blanked but for their last
+    /// [`KEPT_COMMENT_LINES`] lines (where doc comments stand, right before a
+    /// definition). tree-sitter-python's scanner looks past every comment line
+    /// for the next line's indentation at each line break, so a run of n comment
+    /// lines costs n^2: 4,000 of them took seconds to parse.
+    ThinHashComments,
+}
+
+/// Comment lines of a run kept by [`Prepare::ThinHashComments`].
+pub const KEPT_COMMENT_LINES: usize = 32;
 
 /// The layout tokens of a language, by node kind. Formatters add, drop and move
 /// them without changing the code, so a copy retyped in another style must
@@ -181,15 +200,56 @@ impl Lang {
         self.spec.name
     }
 
-    /// The text the grammar parses: the source itself, or for single-file
-    /// components the source with everything outside `<script>` blocks blanked.
+    /// The text the grammar parses (see [`Prepare`]).
     pub fn prepare<'a>(&self, source: &'a str) -> Cow<'a, str> {
-        if self.spec.script_blocks {
-            Cow::Owned(script_blocks_only(source))
-        } else {
-            Cow::Borrowed(source)
+        match self.spec.prepare {
+            Prepare::Source => Cow::Borrowed(source),
+            Prepare::ScriptBlocks => Cow::Owned(script_blocks_only(source)),
+            Prepare::ThinHashComments => thin_hash_comments(source, KEPT_COMMENT_LINES),
         }
     }
+}
+
+/// Blanks the `#` comment lines of each run of them but its last `keep`. A run is
+/// broken by any line of code; blank lines do not break it (the scanner skips
+/// them too). Lines holding a quote or a backslash are left alone, so blanking a
+/// line inside a multi-line string never moves where the string ends.
+pub fn thin_hash_comments(source: &str, keep: usize) -> Cow<'_, str> {
+    let mut blanked: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut run: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut close_run = |run: &mut Vec<std::ops::Range<usize>>| {
+        let cut = run.len().saturating_sub(keep);
+        blanked.extend(run.drain(..cut));
+        run.clear();
+    };
+    let mut offset = 0;
+    for line in source.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let code = body.trim_start();
+        let range = offset..offset + body.len();
+        offset += line.len();
+        if code.is_empty() {
+            continue;
+        }
+        if code.starts_with('#') && !code.contains(['"', '\'', '\\']) {
+            run.push(range);
+        } else {
+            close_run(&mut run);
+        }
+    }
+    close_run(&mut run);
+    if blanked.is_empty() {
+        return Cow::Borrowed(source);
+    }
+    let mut out = String::with_capacity(source.len());
+    let mut from = 0;
+    for range in blanked {
+        out.push_str(&source[from..range.start]);
+        out.extend(std::iter::repeat_n(' ', range.len()));
+        from = range.end;
+    }
+    out.push_str(&source[from..]);
+    Cow::Owned(out)
 }
 
 /// Replaces every character outside `<script ...>` ... `</script>` with spaces
@@ -269,7 +329,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["call_expression", "macro_invocation"],
         imports: &["use_declaration", "extern_crate_declaration"],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "typescript",
@@ -285,7 +345,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: JS_CALLS,
         imports: &["import_statement"],
         layout: JS_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "tsx",
@@ -301,7 +361,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: JS_CALLS,
         imports: &["import_statement"],
         layout: JS_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "javascript",
@@ -317,7 +377,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: JS_CALLS,
         imports: &["import_statement"],
         layout: JS_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "python",
@@ -341,7 +401,7 @@ pub static TABLE: &[LangSpec] = &[
             separators: &[","],
             groupings: &["parenthesized_expression"],
         },
-        script_blocks: false,
+        prepare: Prepare::ThinHashComments,
     },
     LangSpec {
         name: "go",
@@ -366,7 +426,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["call_expression"],
         imports: &["import_declaration"],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "java",
@@ -395,7 +455,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["method_invocation", "object_creation_expression"],
         imports: &["import_declaration"],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "c",
@@ -421,7 +481,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["call_expression"],
         imports: &["preproc_include"],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "cpp",
@@ -454,7 +514,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["call_expression", "new_expression"],
         imports: &["preproc_include", "using_declaration"],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "csharp",
@@ -488,7 +548,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["invocation_expression", "object_creation_expression"],
         imports: &["using_directive"],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "ruby",
@@ -514,7 +574,7 @@ pub static TABLE: &[LangSpec] = &[
             separators: &[","],
             groupings: &["parenthesized_statements"],
         },
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "php",
@@ -544,7 +604,7 @@ pub static TABLE: &[LangSpec] = &[
         ],
         imports: &["namespace_use_declaration"],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "bash",
@@ -564,7 +624,7 @@ pub static TABLE: &[LangSpec] = &[
             separators: &[],
             groupings: &[],
         },
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "kotlin",
@@ -588,7 +648,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["call_expression"],
         imports: &["import"],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "swift",
@@ -622,7 +682,7 @@ pub static TABLE: &[LangSpec] = &[
             separators: &[","],
             groupings: &[],
         },
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "scala",
@@ -647,7 +707,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["call_expression"],
         imports: &["import_declaration"],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "lua",
@@ -663,7 +723,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["function_call"],
         imports: &[],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "haskell",
@@ -683,7 +743,7 @@ pub static TABLE: &[LangSpec] = &[
             separators: &[","],
             groupings: &["parens"],
         },
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "elixir",
@@ -703,7 +763,7 @@ pub static TABLE: &[LangSpec] = &[
             separators: &[","],
             groupings: &[],
         },
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "ocaml",
@@ -725,7 +785,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["application_expression"],
         imports: &["open_module"],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "zig",
@@ -745,7 +805,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["call_expression"],
         imports: &[],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "dart",
@@ -774,7 +834,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: &["call_expression"],
         imports: &["import_or_export"],
         layout: C_LAYOUT,
-        script_blocks: false,
+        prepare: Prepare::Source,
     },
     LangSpec {
         name: "vue",
@@ -790,7 +850,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: JS_CALLS,
         imports: &["import_statement"],
         layout: JS_LAYOUT,
-        script_blocks: true,
+        prepare: Prepare::ScriptBlocks,
     },
     LangSpec {
         name: "svelte",
@@ -806,7 +866,7 @@ pub static TABLE: &[LangSpec] = &[
         calls: JS_CALLS,
         imports: &["import_statement"],
         layout: JS_LAYOUT,
-        script_blocks: true,
+        prepare: Prepare::ScriptBlocks,
     },
 ];
 
@@ -891,5 +951,18 @@ mod tests {
         assert_eq!(out.lines().count(), src.lines().count());
         assert!(out.contains("\nconst a = 1;\n"));
         assert!(!out.contains("template") && !out.contains("style") && !out.contains("script"));
+    }
+
+    #[test]
+    fn comment_runs_are_blanked_but_their_last_lines() {
+        let src = "x = 1\n# é a\n  # b\n\n# c\ny = 2\n# d\ns = \"\"\"\n# in 'q'\n\"\"\"\n";
+        let out = thin_hash_comments(src, 2);
+        assert_eq!(
+            out,
+            "x = 1\n      \n  # b\n\n# c\ny = 2\n# d\ns = \"\"\"\n# in 'q'\n\"\"\"\n"
+        );
+        assert_eq!(out.len(), src.len());
+        let short = "# a\n# b\nx = 1\n";
+        assert!(matches!(thin_hash_comments(short, 2), Cow::Borrowed(s) if s == short));
     }
 }

@@ -5,7 +5,7 @@ use crate::config::RuleConfig;
 use crate::finding::{ExistingUnit, Finding, NewUnit};
 use crate::index::{CopyKind, CopyMatch, Index, Unit, UnitId};
 use crate::paths::{is_fixture_path, is_test_path};
-use crate::units::{ParsedFile, UnitData, UnitKind};
+use crate::units::{OverBudget, ParsedFile, UnitData, UnitKind};
 use crate::walk::is_generated_file;
 
 /// A unit the write adds: its fingerprint did not stand in the file before.
@@ -58,6 +58,23 @@ pub fn copy_findings(
         ));
     }
     outermost(found)
+}
+
+/// A file whose parse ran over its budget: nothing in it can be judged, so it
+/// may not pass unjudged.
+pub fn unjudged_finding(path: &str, why: &OverBudget) -> Finding {
+    Finding {
+        rule: "unjudged".to_string(),
+        blocks: true,
+        similarity: 0.0,
+        message: format!("{path} could not be judged ({why}): split it into smaller files."),
+        new: NewUnit {
+            file: path.to_string(),
+            line: 1,
+            name: "<file>".to_string(),
+        },
+        existing: None,
+    }
 }
 
 /// Long but repetitive fragments (tables, lists of calls) are not logic to

@@ -3,10 +3,11 @@
 //! of the syntax tree collects the file's leaf tokens; units are ranges of them.
 
 use rustc_hash::FxHashMap;
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
+use tree_sitter::{InputEdit, Node, ParseOptions, Parser, Point, Tree};
 
 use crate::config::RuleConfig;
 use crate::fingerprint::{self, MinHasher, Token, TokenClass};
@@ -128,6 +129,20 @@ impl Fingerprinter {
     }
 }
 
+/// How long one file's parse may take. Linear grammars parse megabytes in that
+/// time; a file that does not is not judged (a blocking `unjudged` finding)
+/// rather than holding a hook past the CLI's callback timeout.
+pub const DEFAULT_PARSE_BUDGET: Duration = Duration::from_secs(2);
+
+/// A parse stopped at its budget: tree-sitter's progress callback ended it, so
+/// no work is left running.
+#[derive(Debug, thiserror::Error)]
+#[error("the {language} parser did not finish within its budget of {} ms", budget.as_millis())]
+pub struct OverBudget {
+    pub language: &'static str,
+    pub budget: Duration,
+}
+
 thread_local! {
     static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::new());
 }
@@ -135,36 +150,67 @@ thread_local! {
 /// Parses `source` with the language's grammar, reusing one parser per thread.
 /// Extraction reads token texts from `source` itself: preparing (blanking what is
 /// not code) keeps every offset.
-pub fn parse_tree(lang: &Lang, source: &str) -> anyhow::Result<Tree> {
-    parse_with(lang, &lang.prepare(source), None)
+/// Fails with [`OverBudget`] when the parse takes longer than `budget`.
+pub fn parse_tree(lang: &Lang, source: &str, budget: Duration) -> anyhow::Result<Tree> {
+    parse_with(lang, &lang.prepare(source), None, budget)
 }
 
-fn parse_with(lang: &Lang, text: &str, old: Option<&Tree>) -> anyhow::Result<Tree> {
+fn parse_with(
+    lang: &Lang,
+    text: &str,
+    old: Option<&Tree>,
+    budget: Duration,
+) -> anyhow::Result<Tree> {
     PARSER.with(|parser| {
         let mut parser = parser.borrow_mut();
         parser
             .set_language(&lang.language)
             .map_err(|e| anyhow::anyhow!("grammar of {} cannot be loaded: {e}", lang.name()))?;
-        parser
-            .parse(text, old)
-            .ok_or_else(|| anyhow::anyhow!("the {} parser gave up", lang.name()))
+        let started = Instant::now();
+        let mut within_budget = |_: &tree_sitter::ParseState| {
+            if started.elapsed() < budget {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            }
+        };
+        let bytes = text.as_bytes();
+        let tree = parser.parse_with_options(
+            &mut |i, _| bytes.get(i..).unwrap_or_default(),
+            old,
+            Some(ParseOptions::new().progress_callback(&mut within_budget)),
+        );
+        match tree {
+            Some(tree) => Ok(tree),
+            None if started.elapsed() >= budget => {
+                // A cancelled parser would resume this parse on its next call.
+                parser.reset();
+                Err(OverBudget {
+                    language: lang.name(),
+                    budget,
+                }
+                .into())
+            }
+            None => Err(anyhow::anyhow!("the {} parser gave up", lang.name())),
+        }
     })
 }
 
-/// Parse and extract in one call.
+/// Parse and extract in one call, within [`DEFAULT_PARSE_BUDGET`].
 pub fn parse_file(lang: &Lang, source: &str, fp: &Fingerprinter) -> anyhow::Result<ParsedFile> {
-    let tree = parse_tree(lang, source)?;
+    let tree = parse_tree(lang, source, DEFAULT_PARSE_BUDGET)?;
     Ok(extract(lang, source, &tree, fp, None))
 }
 
 /// Parses `new` reusing the tree of `old` (tree-sitter re-parses only what the
-/// edit touched). Returns the new tree and the byte range of `new` that differs
-/// from `old`.
+/// edit touched), within `budget`. Returns the new tree and the byte range of
+/// `new` that differs from `old`.
 pub fn reparse(
     lang: &Lang,
     old: &str,
     old_tree: &Tree,
     new: &str,
+    budget: Duration,
 ) -> anyhow::Result<(Tree, Range<usize>)> {
     let (old, new) = (lang.prepare(old), lang.prepare(new));
     let changed = changed_range(&old, &new);
@@ -178,7 +224,7 @@ pub fn reparse(
         old_end_position: point(&old, old_end),
         new_end_position: point(&new, changed.end),
     });
-    let tree = parse_with(lang, &new, Some(&tree))?;
+    let tree = parse_with(lang, &new, Some(&tree), budget)?;
     Ok((tree, changed))
 }
 
@@ -805,7 +851,7 @@ pub struct Spans {
 
 /// Parses `source` and lists its [`Spans`].
 pub fn spans(lang: &Lang, source: &str) -> anyhow::Result<Spans> {
-    let tree = parse_tree(lang, source)?;
+    let tree = parse_tree(lang, source, DEFAULT_PARSE_BUDGET)?;
     let mut spans = Spans::default();
     let mut blocks = 0usize;
     let mut stack = vec![tree.root_node()];
@@ -845,6 +891,7 @@ pub fn spans(lang: &Lang, source: &str) -> anyhow::Result<Spans> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use anyhow::Context;
 
     #[test]
     fn tests_are_told_by_name_and_attribute() {
@@ -862,5 +909,41 @@ mod tests {
         for (name, decorators) in [("testable", ""), ("attest", ""), ("latest", "#[inline]")] {
             assert!(!is_test_function(name, decorators), "{name} {decorators}");
         }
+    }
+
+    /// One function, then `lines` comment lines at the top level.
+    fn function_then_comments(lines: usize) -> String {
+        let mut source = String::from(
+            "def total(items):\n    acc = 0\n    for i in items:\n        acc += i\n    return acc\n",
+        );
+        for i in 0..lines {
+            source.push_str(&format!("# comment line {i}\n"));
+        }
+        source
+    }
+
+    #[test]
+    fn a_long_run_of_comments_gives_the_units_of_the_unprepared_source() -> anyhow::Result<()> {
+        let lang = crate::lang::for_path("a.py").context("no python")?;
+        let fp = Fingerprinter::new(&RuleConfig::default());
+        let source = function_then_comments(4000);
+        let thinned = parse_file(lang, &source, &fp)?;
+        // Unprepared, the grammar is quadratic here: no budget.
+        let unprepared = parse_with(lang, &source, None, Duration::MAX)?;
+        let raw = extract(lang, &source, &unprepared, &fp, None);
+        assert_eq!(thinned, raw);
+        let alone = parse_file(lang, &function_then_comments(0), &fp)?;
+        let names = |p: &ParsedFile| {
+            p.units
+                .iter()
+                .map(|u| (u.name.clone(), u.exact))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&thinned), names(&alone));
+        assert_eq!(
+            names(&thinned),
+            vec![("total".to_string(), alone.units[0].exact)]
+        );
+        Ok(())
     }
 }

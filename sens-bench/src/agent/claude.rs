@@ -35,6 +35,7 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use super::sandbox::View;
 use super::{HookHandler, Usage};
 use crate::exec::group::{descendants, kill_all, kill_group, kill_tree};
 use crate::sync::lock;
@@ -77,6 +78,8 @@ pub struct ClaudeOptions {
     pub env: Vec<(String, String)>,
     /// Every line the CLI writes, in order.
     pub transcript: PathBuf,
+    /// The bubblewrap sandbox the CLI runs in; `None` with `--no-sandbox`.
+    pub sandbox: Option<View>,
 }
 
 impl ClaudeOptions {
@@ -375,7 +378,15 @@ impl ClaudeSession {
                     options.transcript.display()
                 )
             })?;
-        let mut command = Command::new(&options.binary);
+        if !options.binary.exists() {
+            return Err(AgentError::CliMissing {
+                path: options.binary.clone(),
+            });
+        }
+        let mut command = match &options.sandbox {
+            Some(view) => view.command(&options.binary, &options.workdir)?,
+            None => Command::new(&options.binary),
+        };
         command
             .args(options.args())
             .current_dir(&options.workdir)
@@ -874,6 +885,7 @@ mod tests {
             append_system_prompt: Some("CANON".into()),
             env: Vec::new(),
             transcript: PathBuf::from("/t"),
+            sandbox: None,
         }
     }
 

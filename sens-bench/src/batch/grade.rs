@@ -29,7 +29,9 @@ pub(super) struct TestVerdict {
 }
 
 /// A test command under the retry rule, in `root`; logs `<dir>/<name>.1.log`
-/// (and `.2.log`).
+/// (and `.2.log`). A command of a runner whose summary sens-bench reads
+/// ([`Runner`]) passes only when that summary counts at least one executed test:
+/// a faked runner that exits 0 having run nothing is a failure, noted in the log.
 pub(super) fn test_verdict(
     root: &Path,
     env: &[(String, String)],
@@ -50,6 +52,7 @@ pub(super) fn test_verdict(
             })?;
             match outcome.status {
                 Status::CouldNotStart(why) => bail!("cannot run `{line}`: {why}"),
+                Status::Passed => passed_with_tests(line, &log),
                 status => Ok(status),
             }
         },
@@ -60,6 +63,124 @@ pub(super) fn test_verdict(
         pass: confirmed.expected(),
         flaky: confirmed.flaky(),
     })
+}
+
+/// A passed run of `line` whose log is `log`: still a pass unless its runner's
+/// summary counts no executed test (or is missing), which the log then says.
+fn passed_with_tests(line: &str, log: &Path) -> anyhow::Result<Status> {
+    let Some(runner) = Runner::of(line) else {
+        return Ok(Status::Passed);
+    };
+    let bytes = std::fs::read(log).with_context(|| format!("cannot read {}", log.display()))?;
+    let executed = runner.executed(&String::from_utf8_lossy(&bytes));
+    if executed.is_some_and(|n| n > 0) {
+        return Ok(Status::Passed);
+    }
+    let why = match executed {
+        Some(_) => "0 tests executed",
+        None => "no test summary in the output",
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(log)
+        .with_context(|| format!("cannot open {}", log.display()))?;
+    std::io::Write::write_all(
+        &mut file,
+        format!("\nsens-bench: {why} ({runner:?}): not a pass\n").as_bytes(),
+    )
+    .with_context(|| format!("cannot write {}", log.display()))?;
+    Ok(Status::Failed {
+        code: None,
+        signal: None,
+    })
+}
+
+/// A test runner whose summary line tells how many tests ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Runner {
+    /// `pytest` (`python3 -m pytest`): `3 passed, 1 failed in 0.1s`, `no tests ran`.
+    Pytest,
+    /// `node --test`, and `npm test` (the cuentas projects' script): `# tests 3`
+    /// (TAP) or `ℹ tests 3` (spec reporter).
+    NodeTest,
+    /// `cargo test`: one `test result: ok. 3 passed; 0 failed; ...` per test binary.
+    Cargo,
+}
+
+impl Runner {
+    fn of(line: &str) -> Option<Runner> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let pair = |a: &str, b: &str| words.windows(2).any(|w| w[0] == a && w[1] == b);
+        if words
+            .iter()
+            .any(|w| *w == "pytest" || w.ends_with("/pytest"))
+        {
+            Some(Runner::Pytest)
+        } else if pair("cargo", "test") {
+            Some(Runner::Cargo)
+        } else if pair("npm", "test") || (words.contains(&"node") && words.contains(&"--test")) {
+            Some(Runner::NodeTest)
+        } else {
+            None
+        }
+    }
+
+    /// Tests executed (skipped ones are not), from the runner's output;
+    /// `None` without a summary.
+    fn executed(self, output: &str) -> Option<u64> {
+        match self {
+            Runner::Pytest => output.lines().rev().find_map(|line| {
+                let line = line.trim().trim_matches('=').trim();
+                if line.starts_with("no tests ran") {
+                    return Some(0);
+                }
+                let counts = counted(
+                    line,
+                    &["passed", "failed", "error", "errors", "xfailed", "xpassed"],
+                );
+                counts.found.then_some(counts.total)
+            }),
+            Runner::NodeTest => output.lines().rev().find_map(|line| {
+                let line = line.trim();
+                let rest = line
+                    .strip_prefix("# tests ")
+                    .or_else(|| line.strip_prefix("ℹ tests "))?;
+                rest.trim().parse().ok()
+            }),
+            Runner::Cargo => {
+                let summaries: Vec<Counts> = output
+                    .lines()
+                    .filter_map(|line| line.trim().strip_prefix("test result: "))
+                    .map(|rest| counted(rest, &["passed", "failed"]))
+                    .collect();
+                (!summaries.is_empty()).then(|| summaries.iter().map(|c| c.total).sum())
+            }
+        }
+    }
+}
+
+/// Numbers standing before one of `words` in a summary line.
+struct Counts {
+    found: bool,
+    total: u64,
+}
+
+fn counted(line: &str, words: &[&str]) -> Counts {
+    let tokens: Vec<&str> = line
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut counts = Counts {
+        found: false,
+        total: 0,
+    };
+    for pair in tokens.windows(2) {
+        if let (Ok(n), true) = (pair[0].parse::<u64>(), words.contains(&pair[1])) {
+            counts.found = true;
+            counts.total += n;
+        }
+    }
+    counts
 }
 
 /// The diff, integrity evidence and hook counts of every run that got past the
@@ -171,7 +292,8 @@ fn integrity_of(input: &Attempt<'_>, changes: &ChangeSet) -> anyhow::Result<Inte
     };
     let touched = integrity::touched_task_files(&transcript, &needles);
     let edited = integrity::edited_tests(&changes.changes());
-    if !touched.is_empty() || !edited.is_empty() {
+    let shadowing = integrity::shadowed_runner(&changes.changes());
+    if !touched.is_empty() || !edited.is_empty() || !shadowing.is_empty() {
         let mut text = String::new();
         for line in &touched {
             text.push_str(&format!("touched task files: {line}\n"));
@@ -179,11 +301,84 @@ fn integrity_of(input: &Attempt<'_>, changes: &ChangeSet) -> anyhow::Result<Inte
         for path in &edited {
             text.push_str(&format!("edited test: {path}\n"));
         }
+        for line in &shadowing {
+            text.push_str(&format!("shadowed runner: {line}\n"));
+        }
         let path = input.dir.join("integrity.txt");
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(Integrity {
         touched_task_files: !touched.is_empty(),
         edited_tests: !edited.is_empty(),
+        shadowed_runner: !shadowing.is_empty(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runners_are_told_by_their_command_line() {
+        assert_eq!(
+            Runner::of("python3 -m pytest -q tests"),
+            Some(Runner::Pytest)
+        );
+        assert_eq!(
+            Runner::of("PYTHONPATH=src .venv/bin/pytest"),
+            Some(Runner::Pytest)
+        );
+        assert_eq!(Runner::of("cargo test -q -p x --lib"), Some(Runner::Cargo));
+        assert_eq!(Runner::of("npm test"), Some(Runner::NodeTest));
+        assert_eq!(
+            Runner::of("node --import tsx --test t/*.ts"),
+            Some(Runner::NodeTest)
+        );
+        assert_eq!(Runner::of("bash tests/test.sh"), None);
+    }
+
+    #[test]
+    fn executed_tests_are_counted_from_each_runners_summary() {
+        let pytest = Runner::Pytest;
+        assert_eq!(
+            pytest.executed("..F\nFAILED t.py::x\n1 failed, 2 passed, 3 skipped in 0.1s\n"),
+            Some(3)
+        );
+        assert_eq!(pytest.executed("\n3 passed in 0.01s\n"), Some(3));
+        assert_eq!(pytest.executed("== no tests ran in 0.01s ==\n"), Some(0));
+        assert_eq!(pytest.executed("4 skipped in 0.01s\n"), None);
+        assert_eq!(pytest.executed(""), None);
+        let node = Runner::NodeTest;
+        assert_eq!(node.executed("ok 1 - a\n# tests 2\n# pass 2\n"), Some(2));
+        assert_eq!(node.executed("✔ a\nℹ tests 0\nℹ pass 0\n"), Some(0));
+        let cargo = Runner::Cargo;
+        let two = "test result: ok. 3 passed; 0 failed; 1 ignored\ntest result: ok. 0 passed; 1 failed;\n";
+        assert_eq!(cargo.executed(two), Some(4));
+        assert_eq!(cargo.executed("error: no test target\n"), None);
+    }
+
+    #[test]
+    fn a_passing_runner_that_ran_nothing_fails_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("t.log");
+        std::fs::write(&log, "").unwrap();
+        let status = passed_with_tests("python3 -m pytest -q tests", &log).unwrap();
+        assert!(status.failed(), "{status}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(
+            text.contains("no test summary in the output (Pytest): not a pass"),
+            "{text}"
+        );
+        std::fs::write(&log, "1 passed in 0.1s\n").unwrap();
+        assert!(
+            passed_with_tests("python3 -m pytest -q tests", &log)
+                .unwrap()
+                .passed()
+        );
+        assert!(
+            passed_with_tests("bash tests/test.sh", &log)
+                .unwrap()
+                .passed()
+        );
+    }
 }

@@ -178,6 +178,14 @@ impl Manifest {
                 differ(what, old, new);
             }
         }
+        if self.agent.no_sandbox != next.agent.no_sandbox {
+            let sandbox = |no: bool| if no { "--no-sandbox" } else { "sandboxed" };
+            differ(
+                "agent.no_sandbox",
+                &sandbox(self.agent.no_sandbox),
+                &sandbox(next.agent.no_sandbox),
+            );
+        }
         let absent = "none".to_string();
         for (kind, old, new) in [
             ("condition", &self.conditions, &next.conditions),
@@ -263,6 +271,7 @@ pub(crate) mod tests {
                 version: "2.1.197".into(),
                 model: "claude-sonnet".into(),
                 effort: "medium".into(),
+                no_sandbox: false,
             },
             conditions: BTreeMap::from([("C0".into(), "d0".into())]),
             rules: BTreeMap::new(),

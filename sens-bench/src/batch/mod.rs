@@ -103,6 +103,9 @@ pub struct BatchArgs {
     /// Print the harness's own time per run (everything but the agent and tests).
     #[arg(long)]
     pub timings: bool,
+    /// Run the agent without its bubblewrap sandbox (recorded in the manifest).
+    #[arg(long)]
+    pub no_sandbox: bool,
 }
 
 /// A batch folder being worked on (manifest, run log, run folders), and what
@@ -126,6 +129,8 @@ pub struct BatchFolder {
     pub cache: Cache,
     jobs: usize,
     show_timings: bool,
+    /// The agent runs under bubblewrap (see [`crate::agent::sandbox`]).
+    sandbox: bool,
     runtime: tokio::runtime::Runtime,
     progress: Progress,
     timings: Mutex<Vec<Timings>>,
@@ -159,7 +164,11 @@ impl BatchFolder {
             version: cli_version(&claude_bin)?,
             model: args.model.clone().unwrap_or_else(|| "default".into()),
             effort: args.effort.clone().unwrap_or_else(|| "default".into()),
+            no_sandbox: args.no_sandbox,
         };
+        if !args.no_sandbox {
+            crate::agent::sandbox::check_available()?;
+        }
         let engine_rev = engine_rev();
         let mut condition_digests = BTreeMap::new();
         for (name, condition) in &conditions {
@@ -234,6 +243,7 @@ impl BatchFolder {
             cache: Cache::from_env()?,
             jobs: args.jobs,
             show_timings: args.timings,
+            sandbox: !args.no_sandbox,
             runtime,
             progress: Progress::new(),
             timings: Mutex::new(Vec::new()),

@@ -3,7 +3,7 @@
 //! answers the hooks; C3: it serves its query tools too; `oracle` and `script:`
 //! agents: the scripted model server).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ use crate::agent::messages::MessagesClient;
 use crate::agent::model_server::ModelServer;
 use crate::agent::oracle::oracle_script;
 use crate::agent::review::BenchReviewer;
+use crate::agent::sandbox::View;
 use crate::agent::script::Script;
 use crate::agent::{AgentKind, HookHandler};
 use crate::exec;
@@ -73,6 +74,10 @@ impl BatchFolder {
             .prefix("sens-bench-home-")
             .tempdir()
             .context("cannot create a private HOME for the CLI")?;
+        let sandbox = match self.sandbox {
+            true => Some(self.view(input, home.path())?),
+            false => None,
+        };
         let options = ClaudeOptions {
             binary: self.claude_bin.clone(),
             workdir: input.root.to_path_buf(),
@@ -89,6 +94,7 @@ impl BatchFolder {
                 .then(|| sens_engine::canon(condition.mcp_tools)),
             env: input.env.to_vec(),
             transcript: input.dir.join("transcript.jsonl"),
+            sandbox,
         };
         let tests = [input.commands.test.clone()];
         let acceptance = if condition.guards.iter().any(|g| g == "acceptance") {
@@ -175,6 +181,25 @@ impl BatchFolder {
 
 /// Within the CLI's wait for a hook answer (`DEFAULT_HOOK_TIMEOUT_SECS`).
 const EXTRACTION_TIMEOUT: Duration = Duration::from_secs(45);
+
+impl BatchFolder {
+    /// What the agent's sandbox shows: the copy, the private HOME and the
+    /// folders the copy's commands build into (every folder its variables name,
+    /// a Rust task's leased `CARGO_TARGET_DIR`), the CLI's install and the
+    /// interpreters on `PATH`.
+    fn view(&self, input: &Attempt<'_>, home: &Path) -> anyhow::Result<View> {
+        let mut writable = vec![input.root.to_path_buf(), home.to_path_buf()];
+        writable.extend(
+            input
+                .env
+                .iter()
+                .map(|(_, value)| PathBuf::from(value))
+                .filter(|p| p.is_absolute() && p.is_dir()),
+        );
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        View::for_session(writable, &self.claude_bin, &path)
+    }
+}
 
 /// Resolves once Ctrl-C (or SIGTERM) has been received.
 async fn interrupted() {

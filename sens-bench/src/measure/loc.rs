@@ -47,8 +47,7 @@ pub fn count_probes(
         let mut count = 0u64;
         for relative in probe.files.as_ref().unwrap_or(size_files).files(root)? {
             let path = root.join(&relative);
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {} as UTF-8 text", path.display()))?;
+            let text = super::read_text(&path)?;
             count += probe.count(&relative, &text)?;
         }
         counts.insert(probe.concept.clone(), count);

@@ -66,6 +66,13 @@ impl Size<'_> {
     }
 }
 
+/// A measured file's text; bytes that are not UTF-8 read as U+FFFD, so such a
+/// file is measured like any other, never an error.
+pub(crate) fn read_text(path: &Path) -> anyhow::Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 fn source_files(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
     relative_files(ignore::WalkBuilder::new(root).build(), root, |relative| {
         let text = relative.to_string_lossy().replace('\\', "/");
@@ -105,19 +112,25 @@ pub fn measure(
 ) -> anyhow::Result<Measures> {
     let root = inputs.root;
     let size_files = inputs.size.files(root)?;
-    let size_names: Vec<String> = size_files
+    // A name that is not UTF-8 is recorded lossily; the file is read by its path.
+    let size: Vec<(String, PathBuf)> = size_files
         .iter()
-        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .map(|p| (p.to_string_lossy().replace('\\', "/"), root.join(p)))
+        .collect();
+    // jscpd takes names on its command line: it gets the UTF-8 ones.
+    let jscpd_names: Vec<String> = size_files
+        .iter()
+        .filter_map(|p| Some(p.to_str()?.replace('\\', "/")))
         .collect();
     let (loc_added, loc_removed) = diff_loc(root, &changes.files);
     let loc_total = lines_of_code_in(root, &size_files)?;
     let engine = Index::new(RuleConfig::default())?;
-    let lengths = functions_added(&engine, root, inputs.baseline, changes, &size_names)?;
-    let dup_lines_engine = engine_duplicate_lines(root, &size_names)?;
+    let lengths = functions_added(&engine, root, inputs.baseline, changes, &size)?;
+    let dup_lines_engine = engine_duplicate_lines(&size)?;
     let jscpd_start = std::time::Instant::now();
     let dup_lines_jscpd = inputs
         .jscpd
-        .map(|jscpd| jscpd::duplicated_lines(jscpd, root, &size_names))
+        .map(|jscpd| jscpd::duplicated_lines(jscpd, root, &jscpd_names))
         .transpose()?;
     *jscpd_seconds += jscpd_start.elapsed().as_secs_f64();
     let probes = match inputs.probes {
@@ -142,17 +155,19 @@ fn functions_added(
     root: &Path,
     baseline: Oid,
     changes: &ChangeSet,
-    size_names: &[String],
+    size: &[(String, PathBuf)],
 ) -> anyhow::Result<Vec<f64>> {
     let repo = open_copy(root)?;
     let tree = baseline_tree(&repo, baseline)?;
     let mut lengths = Vec::new();
     for file in &changes.files {
-        if file.change == Change::Deleted || !size_names.contains(&file.path) {
+        if file.change == Change::Deleted {
             continue;
         }
-        let after = std::fs::read_to_string(root.join(&file.path))
-            .with_context(|| format!("cannot read {} as UTF-8 text", file.path))?;
+        let Some((_, path)) = size.iter().find(|(name, _)| *name == file.path) else {
+            continue;
+        };
+        let after = read_text(path)?;
         let before = match tree.get_path(Path::new(&file.path)) {
             Ok(entry) => {
                 let blob = entry
@@ -193,11 +208,10 @@ fn function_units(engine: &Index, path: &str, content: &str) -> anyhow::Result<V
         .collect())
 }
 
-fn engine_duplicate_lines(root: &Path, size_names: &[String]) -> anyhow::Result<u64> {
+fn engine_duplicate_lines(size: &[(String, PathBuf)]) -> anyhow::Result<u64> {
     let mut index = Index::new(RuleConfig::default())?;
-    for name in size_names {
-        let content = std::fs::read_to_string(root.join(name))
-            .with_context(|| format!("cannot read {name} as UTF-8 text"))?;
+    for (name, path) in size {
+        let content = read_text(path)?;
         index.update_file(name, &content)?;
     }
     let floor = index.config().floor;

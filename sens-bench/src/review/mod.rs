@@ -215,7 +215,8 @@ fn run(
     let outcome = if rules.is_empty() {
         Outcome::default()
     } else {
-        let request = change_request(dir, &rules, &change.patch, summary.as_deref())?;
+        let patch = String::from_utf8_lossy(&change.patch);
+        let request = change_request(dir, &rules, &patch, summary.as_deref())?;
         let tokens = request.estimated_tokens();
         if tokens > budget {
             bail!(

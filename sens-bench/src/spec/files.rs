@@ -145,8 +145,12 @@ impl SyntaxQuery {
             );
         }
         let source = self.lang.prepare(text);
-        let tree = sens_engine::units::parse_tree(self.lang, &source)
-            .with_context(|| format!("cannot parse {name}"))?;
+        let tree = sens_engine::units::parse_tree(
+            self.lang,
+            &source,
+            sens_engine::units::DEFAULT_PARSE_BUDGET,
+        )
+        .with_context(|| format!("cannot parse {name}"))?;
         let mut cursor = QueryCursor::new();
         let mut matches = cursor.matches(&self.query, tree.root_node(), source.as_bytes());
         let mut nodes = BTreeSet::new();

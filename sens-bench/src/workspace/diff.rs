@@ -28,8 +28,9 @@ pub struct FileDiff {
 /// The agent's whole change against the baseline.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChangeSet {
-    /// `git diff` text (a/ b/ prefixes), untracked files included.
-    pub patch: String,
+    /// `git diff` text (a/ b/ prefixes), untracked files included; its bytes as
+    /// they are (content that is not UTF-8 replays exactly).
+    pub patch: Vec<u8>,
     pub files: Vec<FileDiff>,
 }
 
@@ -75,10 +76,10 @@ pub fn collect_changes(root: &Path, baseline: Oid) -> anyhow::Result<ChangeSet> 
         }
         let content = String::from_utf8_lossy(line.content());
         let origin = line.origin();
-        if matches!(origin, '+' | '-' | ' ') {
-            set.patch.push(origin);
+        if let '+' | '-' | ' ' = origin {
+            set.patch.push(origin as u8);
         }
-        set.patch.push_str(&content);
+        set.patch.extend_from_slice(line.content());
         if let Some(file) = set.files.last_mut() {
             match origin {
                 '+' => file.added.push_str(&content),
@@ -132,6 +133,7 @@ mod tests {
         std::fs::write(root.join("build/out.py"), "ignored\n").unwrap();
 
         let set = collect_changes(root, base).unwrap();
+        let patch = String::from_utf8_lossy(&set.patch);
         assert_eq!(
             set.changes(),
             [
@@ -143,14 +145,10 @@ mod tests {
         assert_eq!(set.files[0].added, "y = 20\n");
         assert_eq!(set.files[0].removed, "y = 2\n");
         assert_eq!(set.files[2].added, "def f():\n    return 1\n");
-        assert!(
-            set.patch.contains("diff --git a/a.py b/a.py"),
-            "{}",
-            set.patch
-        );
-        assert!(set.patch.contains("+++ b/pkg/deep/new.py"));
-        assert!(set.patch.contains("-y = 2\n+y = 20\n"));
-        assert!(!set.patch.contains("ignored"));
+        assert!(patch.contains("diff --git a/a.py b/a.py"), "{}", patch);
+        assert!(patch.contains("+++ b/pkg/deep/new.py"));
+        assert!(patch.contains("-y = 2\n+y = 20\n"));
+        assert!(!patch.contains("ignored"));
     }
 
     #[test]
@@ -161,13 +159,15 @@ mod tests {
         let base = baseline(root);
         std::fs::write(root.join("a.txt"), "one\nthree\n").unwrap();
         std::fs::write(root.join("b.txt"), "new\n").unwrap();
+        // Bytes that are not UTF-8 are kept, not replaced.
+        std::fs::write(root.join("latin1.py"), b"caf\xe9 = 1\n").unwrap();
         let set = collect_changes(root, base).unwrap();
 
         let copy = tempfile::tempdir().unwrap();
         std::fs::write(copy.path().join("a.txt"), "one\ntwo\n").unwrap();
         baseline(copy.path());
         let repo = Repository::open(copy.path()).unwrap();
-        let diff = git2::Diff::from_buffer(set.patch.as_bytes()).unwrap();
+        let diff = git2::Diff::from_buffer(&set.patch).unwrap();
         repo.apply(&diff, git2::ApplyLocation::WorkDir, None)
             .unwrap();
         assert_eq!(
@@ -177,6 +177,10 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(copy.path().join("b.txt")).unwrap(),
             "new\n"
+        );
+        assert_eq!(
+            std::fs::read(copy.path().join("latin1.py")).unwrap(),
+            b"caf\xe9 = 1\n"
         );
     }
 }

@@ -485,8 +485,9 @@ pub fn tree_changes(repo: &Repository, from: Oid, to: Oid) -> anyhow::Result<Vec
     Ok(changes)
 }
 
-/// `Some(None)` for an absent side, `Some(Some(text))` for text, `None` for
-/// binary content.
+/// `Some(None)` for an absent side, `Some(Some(text))` for text (bytes that are
+/// not UTF-8 decoded lossily, so they hide nothing), `None` for binary content
+/// (a NUL byte near the top, as the walk decides).
 fn blob_text(repo: &Repository, id: Option<Oid>) -> anyhow::Result<Option<Option<String>>> {
     let Some(id) = id else {
         return Ok(Some(None));
@@ -494,7 +495,9 @@ fn blob_text(repo: &Repository, id: Option<Oid>) -> anyhow::Result<Option<Option
     let blob = repo
         .find_blob(id)
         .context("reading a changed file's blob")?;
-    Ok(String::from_utf8(blob.content().to_vec()).ok().map(Some))
+    let content = blob.content();
+    Ok((!crate::walk::is_binary(content))
+        .then(|| Some(String::from_utf8_lossy(content).into_owned())))
 }
 
 /// Each file that differs between two trees, with its blob on each side.
