@@ -118,7 +118,9 @@ impl BatchFolder {
         let handler =
             condition_handler(input.root, ledger, condition, handler, &tests, acceptance)?
                 .map(|session| Box::new(session) as Box<dyn HookHandler>);
-        *engine_start = started.elapsed().as_secs_f64();
+        if condition.engine {
+            *engine_start = started.elapsed().as_secs_f64();
+        }
         run_once(&options, handler, prompt).await
     }
 }
