@@ -306,8 +306,8 @@ async fn an_engine_killed_mid_session_is_restarted_by_the_next_hook_and_keeps_th
     );
 }
 
-/// The text of the last tool result the model was sent.
-fn last_tool_result(requests: &[RecordedRequest]) -> String {
+/// The id and text of the last tool result the model was sent.
+fn last_tool_result(requests: &[RecordedRequest]) -> (Value, String) {
     let result = requests
         .iter()
         .filter_map(|r| r.body.as_ref()?["messages"].as_array())
@@ -316,11 +316,12 @@ fn last_tool_result(requests: &[RecordedRequest]) -> String {
         .flatten()
         .rfind(|block| block["type"] == "tool_result")
         .expect("a tool result reached the model");
-    match &result["content"] {
+    let text = match &result["content"] {
         Value::String(text) => text.clone(),
         Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
         other => panic!("a tool result's content: {other}"),
-    }
+    };
+    (result["tool_use_id"].clone(), text)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -339,7 +340,7 @@ async fn the_installed_mcp_server_answers_find_symbol_from_the_resident_engine_i
             agent: Vec::new(),
         })
         .await;
-    let answer = last_tool_result(&requests);
+    let (tool_use_id, answer) = last_tool_result(&requests);
     let found: Value = serde_json::from_str(&answer).unwrap_or_else(|_| panic!("{answer}"));
     let first = &found["definitions"][0];
     assert_eq!(
@@ -367,6 +368,10 @@ async fn the_installed_mcp_server_answers_find_symbol_from_the_resident_engine_i
             .iter()
             .any(|l| l.event == "PreToolUse" && l.tool.as_deref() == Some("mcp__sens__find_symbol")),
         "the hooks and the tool are the same session"
+    );
+    assert_eq!(
+        call.input["tool_use_id"], tool_use_id,
+        "the answer is filed under the agent's tool call"
     );
 }
 
