@@ -596,4 +596,50 @@ mod tests {
         assert!(format!("{err:#}").contains("/p/s.json"), "{err:#}");
         assert!(format!("{err:#}").contains("field `hooks`"), "{err:#}");
     }
+
+    #[test]
+    fn the_tools_rule_is_added_once_and_removed_leaving_the_persons_rules() {
+        let path = Path::new("s.json");
+        let added = with_permission(PERSON, path).unwrap().unwrap();
+        let value: Value = serde_json::from_str(&added).unwrap();
+        assert_eq!(value["permissions"]["allow"], json!(["mcp__sens"]));
+        assert_eq!(with_permission(&added, path).unwrap(), None);
+        let removed: Value =
+            serde_json::from_str(&without_permission(&added, path).unwrap().unwrap()).unwrap();
+        assert_eq!(removed, serde_json::from_str::<Value>(PERSON).unwrap());
+        let theirs = r#"{"permissions": {"allow": ["Bash(ls)"], "deny": ["Read"]}}"#;
+        let removed: Value = serde_json::from_str(
+            &without_permission(&with_permission(theirs, path).unwrap().unwrap(), path)
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(removed, serde_json::from_str::<Value>(theirs).unwrap());
+    }
+
+    #[test]
+    fn the_server_joins_the_persons_servers_and_another_named_sens_is_refused() {
+        let path = Path::new("/p/.mcp.json");
+        let server = json!({"type": "stdio", "command": "sens", "args": ["engine", "mcp"]});
+        let theirs = r#"{"mcpServers": {"mine": {"command": "m"}}}"#;
+        let added = with_server(theirs, path, &server).unwrap().unwrap();
+        let value: Value = serde_json::from_str(&added).unwrap();
+        assert_eq!(value["mcpServers"]["mine"], json!({"command": "m"}));
+        assert_eq!(value["mcpServers"]["sens"], server);
+        assert_eq!(with_server(&added, path, &server).unwrap(), None);
+        let removed: Value =
+            serde_json::from_str(&without_server(&added, path, &server).unwrap().unwrap()).unwrap();
+        assert_eq!(removed, serde_json::from_str::<Value>(theirs).unwrap());
+        let other = r#"{"mcpServers": {"sens": {"command": "theirs"}}}"#;
+        let err = format!("{:#}", with_server(other, path, &server).unwrap_err());
+        assert!(
+            err.contains("/p/.mcp.json") && err.contains("mcpServers.sens"),
+            "{err}"
+        );
+        assert_eq!(
+            without_server(other, path, &server).unwrap(),
+            None,
+            "not ours"
+        );
+    }
 }
