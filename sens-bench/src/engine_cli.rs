@@ -1,6 +1,6 @@
 //! `sens-bench engine ...`: the engine on the command line (SPEC 2.10). Each
 //! command builds the index of a folder and prints a small table, or the binding
-//! JSON with `--json`; `install`, `hook`, `approve`, `reject`, `status` and
+//! JSON with `--json`; `install`, `hook`, `mcp`, `approve`, `reject`, `status` and
 //! `serve` are Sens in a person's own Claude Code (`crate::resident`).
 
 use std::path::{Path, PathBuf};
@@ -102,6 +102,14 @@ pub enum EngineCommand {
         #[command(flatten)]
         resident: ResidentArgs,
     },
+    /// The query tools as a stdio MCP server (the command `install` writes into
+    /// DIR/.mcp.json): JSON-RPC lines on stdin answered by the resident engine.
+    Mcp {
+        dir: PathBuf,
+        /// Seconds without a request after which the resident engine exits.
+        #[arg(long, default_value_t = DEFAULT_IDLE_SECS)]
+        idle_secs: u64,
+    },
     /// Make the project as it stands the approved state (ends a pause).
     Approve { dir: PathBuf },
     /// Restore the approved state after confirming; the rejected state is kept
@@ -197,6 +205,10 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
             Duration::from_secs(resident.timeout_secs.into()),
             Duration::from_secs(resident.idle_secs),
         )),
+        EngineCommand::Mcp { dir, idle_secs } => client::mcp(&client::Launch {
+            idle: Duration::from_secs(idle_secs),
+            ..launch(&dir, args.rules)?
+        }),
         EngineCommand::Approve { dir } => client::approve(&launch(&dir, args.rules)?),
         EngineCommand::Reject { dir, yes } => client::reject(&launch(&dir, args.rules)?, yes),
         EngineCommand::Status { dir } => client::status(&Project::new(&dir)?),

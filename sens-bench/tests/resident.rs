@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use sens_bench::agent::claude::pinned_claude_bin;
-use sens_bench::agent::model_server::ModelServer;
+use sens_bench::agent::model_server::{ModelServer, RecordedRequest};
 use sens_bench::agent::script::{Block, Script, Turn};
 use sens_bench::exec::{self, CommandLine, group::kill_group};
 use sens_bench::measure::ledger::{LedgerLine, ledger_lines, read_ledger};
@@ -68,11 +68,13 @@ impl Project {
         std::fs::read_to_string(self.root().join(".sens/engine.pid")).unwrap()
     }
 
-    /// Runs the pinned CLI once in `-p` mode on the project, against `script`.
-    async fn claude(&self, script: Script) {
+    /// Runs the pinned CLI once in `-p` mode on the project, against `script`;
+    /// returns the requests the model server received.
+    async fn claude(&self, script: Script) -> Vec<RecordedRequest> {
         let binary = pinned_claude_bin(&repo_root()).unwrap_or_else(|err| panic!("{err:#}"));
         let server = ModelServer::start(script, &self.root()).await.unwrap();
         let home = self.dir.path().join("home");
+        trust(&home.join(".claude"), &self.root());
         let env: Vec<(String, String)> = [
             ("HOME", home.display().to_string()),
             (
@@ -107,7 +109,18 @@ impl Project {
         let log = std::fs::read_to_string(&outcome.log).unwrap();
         eprintln!("{log}");
         assert!(outcome.status.passed(), "the CLI {}: {log}", outcome.status);
+        server.requests()
     }
+}
+
+/// Marks `root` trusted in the CLI's config under `config_dir`, as accepting
+/// the trust dialog once does: CLI 2.1.197 ignores a project's
+/// `permissions.allow` in a workspace that is not trusted.
+fn trust(config_dir: &Path, root: &Path) {
+    std::fs::create_dir_all(config_dir).unwrap();
+    let config =
+        json!({"projects": {root.display().to_string(): {"hasTrustDialogAccepted": true}}});
+    std::fs::write(config_dir.join(".claude.json"), config.to_string()).unwrap();
 }
 
 /// Ends the engine the hooks started, whatever the test's outcome.
@@ -295,17 +308,103 @@ async fn an_engine_killed_mid_session_is_restarted_by_the_next_hook_and_keeps_th
     );
 }
 
+/// The id and text of the last tool result the model was sent.
+fn last_tool_result(requests: &[RecordedRequest]) -> (Value, String) {
+    let result = requests
+        .iter()
+        .filter_map(|r| r.body.as_ref()?["messages"].as_array())
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .rfind(|block| block["type"] == "tool_result")
+        .expect("a tool result reached the model");
+    let text = match &result["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        other => panic!("a tool result's content: {other}"),
+    };
+    (result["tool_use_id"].clone(), text)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_installed_mcp_server_answers_find_symbol_from_the_resident_engine_in_the_ledger() {
+    let project = Project::new();
+    install(&project);
+    let requests = project
+        .claude(Script {
+            main: vec![
+                Turn::new(vec![Block::tool(
+                    "mcp__sens__find_symbol",
+                    json!({"name": "parse_amount"}),
+                )]),
+                done(),
+            ],
+            agent: Vec::new(),
+        })
+        .await;
+    let (tool_use_id, answer) = last_tool_result(&requests);
+    let found: Value = serde_json::from_str(&answer).unwrap_or_else(|_| panic!("{answer}"));
+    let first = &found["definitions"][0];
+    assert_eq!(
+        (first["file"].as_str(), first["line"].as_u64()),
+        (Some("src/util.py"), Some(4)),
+        "{answer}"
+    );
+    assert!(
+        first["signature"]
+            .as_str()
+            .unwrap()
+            .starts_with("def parse_amount("),
+        "{answer}"
+    );
+    let ledger = project.ledger();
+    let call = ledger
+        .iter()
+        .find(|l| l.event == "ToolCall")
+        .expect("the call is a ledger line");
+    assert_eq!(call.tool.as_deref(), Some("find_symbol"));
+    assert_eq!(call.verdict, Verdict::Answer);
+    assert_eq!(call.output["definitions"][0]["file"], "src/util.py");
+    assert!(
+        ledger
+            .iter()
+            .any(|l| l.event == "PreToolUse" && l.tool.as_deref() == Some("mcp__sens__find_symbol")),
+        "the hooks and the tool are the same session"
+    );
+    assert_eq!(
+        call.input["tool_use_id"], tool_use_id,
+        "the answer is filed under the agent's tool call"
+    );
+}
+
 const PERSON_SETTINGS: &str = "{\n    \"permissions\": {\"allow\": [\"Bash(ls)\"]},\n    \"hooks\": {\n        \"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./mine.sh\"}]}]\n    }\n}\n";
+
+const PERSON_MCP: &str =
+    "{\"mcpServers\": {\"mine\": {\"command\": \"./my-server\", \"args\": []}}}";
 
 #[test]
 fn install_twice_changes_nothing_the_second_time_and_uninstall_restores_byte_for_byte() {
     let project = Project::new();
     let settings = project.root().join(".claude/settings.json");
+    let mcp = project.root().join(".mcp.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     std::fs::write(&settings, PERSON_SETTINGS).unwrap();
+    std::fs::write(&mcp, PERSON_MCP).unwrap();
     install(&project);
     let installed = std::fs::read(&settings).unwrap();
+    let installed_mcp = std::fs::read(&mcp).unwrap();
+    let servers: Value = serde_json::from_slice(&installed_mcp).unwrap();
+    assert_eq!(servers["mcpServers"]["mine"]["command"], "./my-server");
+    let args = servers["mcpServers"]["sens"]["args"].as_array().unwrap();
+    assert_eq!(
+        args[..3],
+        [json!("engine"), json!("mcp"), json!(project.root())]
+    );
     let value: Value = serde_json::from_slice(&installed).unwrap();
+    assert_eq!(
+        value["permissions"]["allow"],
+        json!(["Bash(ls)", "mcp__sens"])
+    );
     let pre = value["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(pre[0]["hooks"][0]["command"], "./mine.sh");
     for event in [
@@ -325,8 +424,10 @@ fn install_twice_changes_nothing_the_second_time_and_uninstall_restores_byte_for
     }
     install(&project);
     assert_eq!(std::fs::read(&settings).unwrap(), installed);
+    assert_eq!(std::fs::read(&mcp).unwrap(), installed_mcp);
     assert!(project.sens(&["engine", "uninstall"]).status.success());
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), PERSON_SETTINGS);
+    assert_eq!(std::fs::read_to_string(&mcp).unwrap(), PERSON_MCP);
     assert!(!project.root().join(".sens/install.json").exists());
 }
 
@@ -362,6 +463,16 @@ fn a_settings_file_that_is_not_json_is_refused_with_its_path_and_left_untouched(
     assert!(String::from_utf8_lossy(&out.stderr).contains(&settings.display().to_string()));
     assert_eq!(std::fs::read(&settings).unwrap(), b"{\"hooks\": {");
     assert!(!project.root().join(".sens/install.json").exists());
+
+    // A broken .mcp.json: refused with its path, and neither file written.
+    std::fs::remove_file(&settings).unwrap();
+    let mcp = project.root().join(".mcp.json");
+    std::fs::write(&mcp, "{\"mcpServers\": [").unwrap();
+    let out = project.sens(&["engine", "install"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&mcp.display().to_string()));
+    assert_eq!(std::fs::read(&mcp).unwrap(), b"{\"mcpServers\": [");
+    assert!(!settings.exists(), "the settings are not written either");
 }
 
 fn hook(dir: &Path, timeout_secs: &str) -> Output {

@@ -13,13 +13,23 @@ use crate::tools::{self, ToolError};
 
 /// The server's name: the agent sees its tools as `mcp__sens__<tool>`.
 pub const SERVER_NAME: &str = "sens";
+/// The permission rule that lets the agent call every tool of the server
+/// (`--allowedTools` or a settings file's `permissions.allow`).
+pub fn permission_rule() -> String {
+    format!("mcp__{SERVER_NAME}")
+}
+
 /// Answered when the client asks for none (the tools part is the same in every
 /// version up to 2025-06-18).
 const PROTOCOL_VERSION: &str = "2024-11-05";
 
+/// A line that is not JSON (answered by a transport that reads lines).
+pub const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
+/// The server could not answer (a transport whose engine is out of reach).
+pub const INTERNAL_ERROR: i64 = -32603;
 
 /// The response to `message`, calling `call(name, arguments, tool_use_id)` for
 /// `tools/call` (the id of the agent's tool use, where the client sends it as
@@ -89,7 +99,8 @@ fn tool_result(text: &str, is_error: bool) -> Value {
     result
 }
 
-fn error(id: Value, code: i64, message: &str) -> Value {
+/// The JSON-RPC error response to the request `id`.
+pub fn error(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 

@@ -88,7 +88,7 @@ impl ClaudeOptions {
     /// ("requested permissions ... you haven't granted it yet"); where the
     /// condition does not serve them, the rule names nothing.
     fn args(&self) -> Vec<String> {
-        let allowed = format!("Bash,mcp__{}", sens_engine::mcp::SERVER_NAME);
+        let allowed = format!("Bash,{}", sens_engine::mcp::permission_rule());
         let mut args: Vec<String> = [
             "-p",
             "--input-format",

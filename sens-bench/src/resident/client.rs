@@ -1,6 +1,7 @@
-//! The commands that talk to the resident engine: the hook (`engine hook`),
-//! `approve`, `reject` and `status`. The hook and the human commands start the
-//! engine when none answers; `status` only asks a running one.
+//! The commands that talk to the resident engine: the hook (`engine hook`), the
+//! query tools' stdio MCP server (`engine mcp`), `approve`, `reject` and
+//! `status`. All but `status` start the engine when none answers; `status`
+//! only asks a running one.
 
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Read};
@@ -11,6 +12,7 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail, ensure};
+use sens_engine::mcp;
 use sens_engine::session::checkpoint::Checkpoints;
 use serde_json::Value;
 
@@ -72,6 +74,58 @@ pub fn hook(
             eprintln!("{}", unreachable_message(dir, &err));
             ExitCode::from(BLOCKING_EXIT)
         }
+    }
+}
+
+/// `engine mcp DIR`: the query tools as a stdio MCP server, the transport
+/// Claude Code starts for a `.mcp.json` server: one JSON-RPC message per line on
+/// stdin, each answered by the resident engine's session (so from its index,
+/// and as a ledger line), the response one line on stdout. Ends with stdin.
+pub fn mcp(launch: &Launch) -> anyhow::Result<ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.context("cannot read a message on stdin")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Some(response) = mcp_answer(&line, &launch.project.root, |message| {
+            request(launch, message, Instant::now() + COMMAND_LIMIT)
+        }) {
+            send(&mut stdout, &response).context("cannot write a response on stdout")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The response to one line of the MCP client, `ask`ing the engine: `None` for
+/// a notification. A line that is not JSON, or an engine out of reach, is a
+/// JSON-RPC error (the latter saying how to start or disable Sens).
+fn mcp_answer(
+    line: &str,
+    dir: &Path,
+    ask: impl FnOnce(&Request) -> anyhow::Result<Value>,
+) -> Option<Value> {
+    let message: Value = match serde_json::from_str(line) {
+        Ok(message) => message,
+        Err(err) => {
+            return Some(mcp::error(
+                Value::Null,
+                mcp::PARSE_ERROR,
+                &format!("the message is not JSON: {err}"),
+            ));
+        }
+    };
+    let id = message.get("id").filter(|id| !id.is_null()).cloned();
+    match ask(&Request::Mcp { message }) {
+        Ok(Value::Null) => None,
+        Ok(response) => Some(response),
+        Err(err) => id.map(|id| {
+            mcp::error(
+                id,
+                mcp::INTERNAL_ERROR,
+                &unreachable_message(Some(dir), &err),
+            )
+        }),
     }
 }
 
@@ -342,6 +396,7 @@ fn escaped(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_hook_keeps_a_margin_of_its_timeout_but_at_least_a_second() {
@@ -366,6 +421,56 @@ mod tests {
         assert!(
             message.contains("`sens-bench engine uninstall '/p/x y'`"),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn an_mcp_line_is_forwarded_and_a_notification_gets_no_response() {
+        let dir = Path::new("/p");
+        let asked = |request: &Request| {
+            let Request::Mcp { message } = request else {
+                panic!("not an mcp request");
+            };
+            Ok(match message.get("id") {
+                Some(id) => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                None => Value::Null,
+            })
+        };
+        let answer = mcp_answer(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#, dir, asked);
+        assert_eq!(
+            answer,
+            Some(json!({"jsonrpc": "2.0", "id": 3, "result": {}}))
+        );
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(mcp_answer(note, dir, asked), None);
+    }
+
+    #[test]
+    fn an_mcp_line_that_is_not_json_or_an_engine_out_of_reach_is_an_error_response() {
+        let dir = Path::new("/p");
+        let never = |_: &Request| -> anyhow::Result<Value> { panic!("asked") };
+        let answer = mcp_answer("{not json", dir, never).unwrap();
+        assert_eq!(answer["error"]["code"], mcp::PARSE_ERROR);
+        assert_eq!(answer["id"], Value::Null);
+        let down = |_: &Request| -> anyhow::Result<Value> { Err(anyhow!("refused")) };
+        let answer = mcp_answer(
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/list"}"#,
+            dir,
+            down,
+        )
+        .unwrap();
+        assert_eq!(answer["id"], "a");
+        assert_eq!(answer["error"]["code"], mcp::INTERNAL_ERROR);
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("refused") && message.contains("engine uninstall /p"),
+            "{message}"
+        );
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(
+            mcp_answer(note, dir, down),
+            None,
+            "a notification is never answered"
         );
     }
 

@@ -2,8 +2,8 @@
 //! resident process per project, reached by `sens-bench engine hook` (the
 //! command hook `engine install` registers) over a unix socket under `.sens/`.
 //!
-//! - `install`: merging the hook registrations into `.claude/settings.json`, and
-//!   removing exactly them again.
+//! - `install`: merging the hook registrations into `.claude/settings.json` and
+//!   the query tools' server into `.mcp.json`, and removing exactly them again.
 //! - `protocol`: one JSON request line, one JSON reply line per connection.
 //! - `server`: the resident process (`engine serve DIR`): the `Session`, one per
 //!   project (a lock file), exiting after an idle time.
@@ -82,6 +82,11 @@ impl Project {
 
     pub fn settings(&self) -> PathBuf {
         self.root.join(".claude").join("settings.json")
+    }
+
+    /// The project's MCP servers, where `install` registers the query tools.
+    pub fn mcp_config(&self) -> PathBuf {
+        self.root.join(".mcp.json")
     }
 
     /// Creates `.sens/` with a `.gitignore` that ignores the whole folder, so

@@ -16,6 +16,11 @@ pub enum Request {
     Hook {
         input: Value,
     },
+    /// A JSON-RPC message of the query tools' MCP server, as the CLI wrote it
+    /// to `engine mcp`; the reply is the response, `null` for a notification.
+    Mcp {
+        message: Value,
+    },
     Approve,
     Reject,
     Status,

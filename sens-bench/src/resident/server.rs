@@ -70,6 +70,8 @@ pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::R
     let index_units = engine.index().units().count();
     let mut options = session_options(&project.ledger(), rules);
     options.human_decision = Some(decision_note(&project.root));
+    // `engine mcp` serves them from this session (registered in `.mcp.json`).
+    options.tools = true;
     let mut session = engine_session(&project.root, engine, options)?;
     session.resume()?;
     // Left by an engine that was killed: the lock says none is running.
@@ -145,6 +147,9 @@ impl Resident {
     fn answer(&mut self, request: Request) -> Reply {
         let result = match request {
             Request::Hook { input } => Ok(self.session.handle_input(&input)),
+            Request::Mcp { message } => {
+                Ok(self.session.mcp_message(&message).unwrap_or(Value::Null))
+            }
             Request::Approve => self.session.approve_by_human().and_then(|()| self.status()),
             Request::Reject => self
                 .session
