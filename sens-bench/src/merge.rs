@@ -24,6 +24,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 
 use crate::batch::labels::LABELS_FILE;
+use crate::batch::lock::BatchLock;
 use crate::batch::manifest::{Additions, Difference, Manifest, Partial};
 use crate::record::{RunKey, read_records};
 use crate::report::{self, MANIFEST_FILE, RUNS_FILE};
@@ -98,12 +99,22 @@ pub fn merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
         });
     }
 
+    // One writer: an existing OUT is locked before it is read; a new one once created.
+    let held = if args.out.is_dir() {
+        Some(BatchLock::acquire(&args.out)?)
+    } else {
+        None
+    };
     let records = merged_lines(&args.out, &shards)?;
     let labels = new_labels(&args.out, &shards)?;
     let copies = planned_copies(&args.out, &shards)?;
 
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let _lock = match held {
+        Some(lock) => lock,
+        None => BatchLock::acquire(&args.out)?,
+    };
     for (from, to) in &copies {
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent)

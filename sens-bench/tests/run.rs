@@ -689,3 +689,35 @@ fn sequence_run_takes_a_shard_and_an_empty_shard_records_nothing() {
         "{manifest}"
     );
 }
+
+#[test]
+fn a_second_run_on_a_live_batch_is_refused_naming_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let started = dir.path().join("started");
+    let command = format!("touch {}; sleep 300", started.display());
+    let agent = script(
+        dir.path(),
+        serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
+    );
+    let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
+    args.extend(["--agent", &agent]);
+    let mut first = spawn(&args);
+    while !started.exists() {
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the first run ended early"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let second = run(&args);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("in use by pid {}", first.id())) && stderr.contains("host "),
+        "{stderr}"
+    );
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success(), "{first:?}");
+    assert_eq!(records(&out).len(), 1, "one record for one run");
+}

@@ -42,6 +42,7 @@ use crate::record::{AgentInfo, HookCounts, Integrity, RunKey, RunRecord, RunStat
 use crate::spec::conditions::{Condition, Conditions};
 use crate::sync::lock;
 use crate::workspace::cache::Cache;
+use lock::BatchLock;
 use manifest::{Manifest, ShardPart, digest_value};
 use plan::{DEFAULT_SEED, PlannedRun, Shard};
 use progress::Progress;
@@ -51,6 +52,7 @@ use stage::{Started, Timings};
 mod attempt;
 mod grade;
 pub mod labels;
+pub mod lock;
 pub mod manifest;
 pub mod plan;
 mod play;
@@ -129,6 +131,8 @@ pub struct BatchFolder {
     runtime: tokio::runtime::Runtime,
     progress: Progress,
     timings: Mutex<Vec<Timings>>,
+    /// Held for the life of the folder: one writer per batch.
+    _lock: BatchLock,
 }
 
 impl BatchFolder {
@@ -182,6 +186,7 @@ impl BatchFolder {
         };
         std::fs::create_dir_all(&args.out)
             .with_context(|| format!("cannot create the batch folder {}", args.out.display()))?;
+        let lock = BatchLock::acquire(&args.out)?;
         let wanted = Manifest {
             sens_bench_version: env!("CARGO_PKG_VERSION").to_string(),
             engine_rev: engine_rev.clone(),
@@ -237,6 +242,7 @@ impl BatchFolder {
             runtime,
             progress: Progress::new(),
             timings: Mutex::new(Vec::new()),
+            _lock: lock,
         })
     }
 

@@ -1,15 +1,16 @@
 //! `runs.jsonl`, the batch's record file (SPEC 3.5): one JSON record per line,
 //! appended atomically, never duplicated, and read back to resume a batch.
 //!
-//! A record is written with one `write` of the whole line to a file opened for
-//! appending, under an exclusive file lock (`File::lock`), then synced: a reader never sees half a
-//! record from a live writer. Only a crash in the middle of that write (power loss,
-//! a full disk) can leave a line without its newline; opening the log cuts such a
-//! torn tail, since its run was never complete and will run again.
+//! A record is appended with [`jsonl::append_line`]: one `write` of the whole line
+//! under an exclusive file lock, then synced, and cut back when the write fails (a
+//! full disk), so a reader never sees half a record from a live writer and no
+//! record is glued onto a torn one. Only a crash in the middle of that write (power
+//! loss) can leave a line without its newline; opening the log cuts such a torn
+//! tail, since its run was never complete and will run again.
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -85,19 +86,7 @@ impl RunLog {
         if done.contains(&key) {
             bail!("{}: {key:?} is already recorded", self.path.display());
         }
-        let file = lock(&self.file);
-        file.lock()
-            .with_context(|| format!("cannot lock {}", self.path.display()))?;
-        // One write of the whole line: `&File` writes straight to the descriptor.
-        let written = (&*file)
-            .write_all(&line)
-            .and_then(|()| file.sync_data())
-            .with_context(|| format!("cannot append to {}", self.path.display()));
-        // Closing the file would release the lock too; the file stays open.
-        let unlocked = file
-            .unlock()
-            .with_context(|| format!("cannot unlock {}", self.path.display()));
-        written.and(unlocked)?;
+        jsonl::append_line(&lock(&self.file), &line, &self.path)?;
         done.insert(key);
         Ok(())
     }
