@@ -136,7 +136,7 @@ fn run_sequence(
     let mut state = prepared.workspace.baseline;
     let mut passed_before = true;
     for index in 0..recorded {
-        let dir = batch.run_path(&step_parts(sequence, index, planned));
+        let dir = batch.run_path(&step_parts(sequence, index, planned))?;
         let previous = replay(root, &dir, index + 1)?;
         passed_before = previous.project_pass.unwrap_or(passed_before);
         state = commit_step(root, index + 1)?;

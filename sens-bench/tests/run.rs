@@ -721,3 +721,29 @@ fn a_second_run_on_a_live_batch_is_refused_naming_the_holder() {
     assert!(first.status.success(), "{first:?}");
     assert_eq!(records(&out).len(), 1, "one record for one run");
 }
+
+#[test]
+fn a_condition_named_as_a_path_is_refused_before_anything_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a/b/batch");
+    let conditions = dir.path().join("conditions.toml");
+    std::fs::write(
+        &conditions,
+        "[\"../../../victim\"]\ndescription = \"x\"\ncanon = false\nengine = false\n",
+    )
+    .unwrap();
+    let mut args = task_args(path_str(&out), "tiny-mul", "../../../victim", "1");
+    args.extend(["--agent", "oracle", "--conditions", path_str(&conditions)]);
+    let output = plain(&args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("conditions.toml") && stderr.contains("field `condition name`"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("victim").exists(),
+        "nothing outside the batch"
+    );
+    assert!(!out.exists(), "nothing was created");
+}

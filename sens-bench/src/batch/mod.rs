@@ -284,16 +284,15 @@ impl BatchFolder {
         self.log.contains(key)
     }
 
-    /// `<out>/runs/<parts...>`: the folder of one run (or step).
-    pub fn run_path(&self, parts: &[String]) -> PathBuf {
-        parts
-            .iter()
-            .fold(self.out.join("runs"), |dir, part| dir.join(part))
+    /// `<out>/runs/<parts...>`: the folder of one run (or step), checked after
+    /// joining to be inside the batch: each part one plain folder name.
+    pub fn run_path(&self, parts: &[String]) -> anyhow::Result<PathBuf> {
+        join_inside(&self.out.join("runs"), parts)
     }
 
     /// [`Self::run_path`], emptied: what an interrupted run left is redone.
     pub fn run_dir(&self, parts: &[String]) -> anyhow::Result<PathBuf> {
-        let dir = self.run_path(parts);
+        let dir = self.run_path(parts)?;
         if dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| {
                 format!("cannot clear {} left by an interrupted run", dir.display())
@@ -430,6 +429,28 @@ impl BatchFolder {
     }
 }
 
+/// `base/<parts...>`, refused unless each part is one plain folder name, so the
+/// result is inside `base` whatever the parts say (checked after joining).
+fn join_inside(base: &Path, parts: &[String]) -> anyhow::Result<PathBuf> {
+    let dir = parts
+        .iter()
+        .fold(base.to_path_buf(), |dir, part| dir.join(part));
+    let inside = dir.strip_prefix(base).is_ok_and(|relative| {
+        relative.components().count() == parts.len()
+            && relative
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+    });
+    if !inside {
+        bail!(
+            "run folder {} would not be inside the batch's {}: a name in it is a path",
+            dir.display(),
+            base.display()
+        );
+    }
+    Ok(dir)
+}
+
 /// This repository's root (where `.tools` and `bench` live).
 fn repository_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -474,4 +495,29 @@ fn engine_rev() -> String {
         .map(|s| !s.is_empty())
         .unwrap_or(true);
     format!("{}{}", head.id(), if dirty { "-dirty" } else { "" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_folder_is_inside_its_batch_or_refused() {
+        let base = Path::new("/b/runs");
+        let parts = |list: &[&str]| list.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            join_inside(base, &parts(&["t", "C0", "1"])).unwrap(),
+            Path::new("/b/runs/t/C0/1")
+        );
+        for bad in [
+            &["..", "C0"][..],
+            &["t", "../../x"],
+            &["/etc"],
+            &["t", ""],
+            &["a/b"],
+        ] {
+            let err = join_inside(base, &parts(bad)).unwrap_err().to_string();
+            assert!(err.contains("would not be inside"), "{bad:?}: {err}");
+        }
+    }
 }

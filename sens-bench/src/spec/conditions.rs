@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use sens_engine::config::RuleConfig;
+
+use super::check_name;
 use serde::{Deserialize, Serialize};
 
 /// One condition as written in the file.
@@ -52,6 +54,9 @@ impl Conditions {
 
     pub fn parse(text: &str) -> anyhow::Result<Self> {
         let map: BTreeMap<String, Condition> = toml::from_str(text)?;
+        for name in map.keys() {
+            check_name("condition name", name)?;
+        }
         if map.is_empty() {
             bail!(
                 "no condition is defined: add a table such as [C0] with description, canon, engine"
@@ -154,5 +159,12 @@ mod tests {
         let err = format!("{:#}", conditions.select(&names(&["C9"])).unwrap_err());
         assert!(err.contains("C9") && err.contains("C0"), "{err}");
         assert!(conditions.select(&names(&["C0", "C0"])).is_err());
+        let traversal =
+            "[\"../../../victim\"]\ndescription = \"x\"\ncanon = false\nengine = false\n";
+        let err = format!("{:#}", Conditions::parse(traversal).unwrap_err());
+        assert!(
+            err.contains("field `condition name`") && err.contains("not a safe name"),
+            "{err}"
+        );
     }
 }

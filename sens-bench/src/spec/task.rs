@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use super::sequence::{self, Sequence};
-use super::{Commands, Expect, check_language, existing, read_toml, relative_inside};
+use super::{Commands, Expect, check_language, check_name, existing, read_toml, relative_inside};
 
 /// What kind of reuse a task tests (SPEC 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -151,6 +151,7 @@ pub fn load_tasks(tasks_dir: &Path, only: Option<&str>) -> Result<Vec<Task>> {
 }
 
 fn check_task(raw: RawTask, dir: &Path) -> Result<Task> {
+    check_name("id", &raw.id)?;
     let folder = dir
         .file_name()
         .and_then(|name| name.to_str())
