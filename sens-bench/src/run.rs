@@ -42,7 +42,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let total = planned.len();
     let todo: Vec<PlannedRun> = planned
         .into_iter()
-        .filter(|run| !batch.is_recorded(&task_key(run)))
+        .filter(|run| batch.needs_run(&task_key(run)))
         .collect();
     let by_id: BTreeMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
     let progress = (total as u64, (total - todo.len()) as u64);
@@ -76,12 +76,15 @@ fn task_key(planned: &PlannedRun) -> RunKey {
 }
 
 fn run_task(batch: &BatchFolder, task: &Task, planned: &PlannedRun) -> anyhow::Result<()> {
-    let dir = batch.run_dir(&[
-        task.id.clone(),
-        planned.condition.clone(),
-        planned.rep.to_string(),
-    ])?;
     let key = task_key(planned);
+    let dir = batch.run_dir(
+        &[
+            task.id.clone(),
+            planned.condition.clone(),
+            planned.rep.to_string(),
+        ],
+        &key,
+    )?;
     let Some(prepared) = batch.prepare(
         &key,
         &dir,

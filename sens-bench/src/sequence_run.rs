@@ -72,7 +72,7 @@ pub fn run(args: &SequenceRunArgs) -> anyhow::Result<ExitCode> {
         let sequence = by_name
             .get(run.unit.as_str())
             .with_context(|| format!("sequence {} is not loaded", run.unit))?;
-        let recorded = recorded_steps(&batch, sequence, &run);
+        let recorded = settled_steps(&batch, sequence, &run);
         total += sequence.steps.len() as u64;
         done += recorded as u64;
         if recorded < sequence.steps.len() {
@@ -98,10 +98,12 @@ fn step_key(sequence: &Sequence, index: usize, planned: &PlannedRun) -> RunKey {
     }
 }
 
-/// How many leading steps are recorded (a sequence is recorded in order).
-fn recorded_steps(batch: &BatchFolder, sequence: &Sequence, planned: &PlannedRun) -> usize {
+/// How many leading steps stay as recorded: those before the first step that
+/// has no record or is retried (a sequence is recorded in order, and every step
+/// after a rerun one builds on a new start, so it runs again too).
+fn settled_steps(batch: &BatchFolder, sequence: &Sequence, planned: &PlannedRun) -> usize {
     (0..sequence.steps.len())
-        .take_while(|&i| batch.is_recorded(&step_key(sequence, i, planned)))
+        .take_while(|&i| !batch.needs_run(&step_key(sequence, i, planned)))
         .count()
 }
 
@@ -120,10 +122,11 @@ fn run_sequence(
     planned: &PlannedRun,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    let recorded = recorded_steps(batch, sequence, planned);
-    let first_dir = batch.run_dir(&step_parts(sequence, recorded, planned))?;
+    let recorded = settled_steps(batch, sequence, planned);
+    let first_key = step_key(sequence, recorded, planned);
+    let first_dir = batch.run_dir(&step_parts(sequence, recorded, planned), &first_key)?;
     let Some(prepared) = batch.prepare(
-        &step_key(sequence, recorded, planned),
+        &first_key,
         &first_dir,
         || Workspace::for_sequence_start(sequence),
         &sequence.commands,
@@ -143,10 +146,11 @@ fn run_sequence(
     }
     for index in recorded..sequence.steps.len() {
         let step = &sequence.steps[index];
+        let key = step_key(sequence, index, planned);
         let dir = if index == recorded {
             first_dir.clone()
         } else {
-            batch.run_dir(&step_parts(sequence, index, planned))?
+            batch.run_dir(&step_parts(sequence, index, planned), &key)?
         };
         let input = Attempt {
             root,
@@ -164,7 +168,6 @@ fn run_sequence(
             condition: &planned.condition,
             passed_before,
         };
-        let key = step_key(sequence, index, planned);
         let Some(record) = batch.attempt(&prepared, &input, &key)? else {
             return Ok(());
         };

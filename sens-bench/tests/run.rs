@@ -747,3 +747,77 @@ fn a_condition_named_as_a_path_is_refused_before_anything_is_created() {
     );
     assert!(!out.exists(), "nothing was created");
 }
+
+/// A copy of `tiny-broken-setup` in `root/tasks` whose set-up fails until `marker`
+/// exists: a passing cause of an infrastructure error.
+fn task_failing_until(root: &Path, marker: &Path) -> PathBuf {
+    let from = fixtures().join("tasks/tiny-broken-setup");
+    let tasks = root.join("tasks");
+    let task = tasks.join("tiny-broken-setup");
+    std::fs::create_dir_all(task.join("hidden/hidden_tests")).unwrap();
+    for file in [
+        "prompt.md",
+        "reference.patch",
+        "hidden/hidden_tests/test_mul.py",
+    ] {
+        std::fs::copy(from.join(file), task.join(file)).unwrap();
+    }
+    let toml = std::fs::read_to_string(from.join("task.toml"))
+        .unwrap()
+        .replace(
+            "../../projects/tiny",
+            path_str(&fixtures().join("projects/tiny")),
+        )
+        .replace(
+            "echo installing; exit 3",
+            &format!("test -e {} || exit 3", marker.display()),
+        );
+    std::fs::write(task.join("task.toml"), toml).unwrap();
+    tasks
+}
+
+#[test]
+fn retry_reruns_only_the_failed_class_and_keeps_the_superseded_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let marker = dir.path().join("cause-fixed");
+    let tasks = task_failing_until(dir.path(), &marker);
+    let args = [
+        "run",
+        "--tasks",
+        path_str(&tasks),
+        "--condition",
+        "C0",
+        "--agent",
+        "oracle",
+        "--out",
+        path_str(&out),
+    ];
+    assert!(run(&args).status.success());
+    assert_eq!(records(&out)[0].status, RunStatus::InfraError);
+    std::fs::write(&marker, "").unwrap();
+
+    let timeouts_only = run(&[&args[..], &["--retry", "timeout"]].concat());
+    assert!(timeouts_only.status.success());
+    assert_eq!(lines(&out), 1, "an infra_error is not a timeout");
+
+    let retried = run(&[&args[..], &["--retry", "infra_error"]].concat());
+    assert!(retried.status.success(), "{retried:?}");
+    assert_eq!(lines(&out), 2, "the old record stays");
+    let all = records(&out);
+    assert_eq!(all.len(), 1, "reports see the latest attempt");
+    assert_eq!((all[0].status, all[0].attempt), (RunStatus::Ok, 2));
+    assert!(
+        out.join("superseded/tiny-broken-setup/C0/1/attempt-1/setup.log")
+            .is_file(),
+        "the first attempt's folder is kept"
+    );
+    assert!(out.join("runs/tiny-broken-setup/C0/1/diff.patch").is_file());
+
+    let again = run(&[&args[..], &["--retry", "infra_error"]].concat());
+    assert!(again.status.success());
+    assert_eq!(lines(&out), 2, "an ok run is never retried");
+    let refused = run(&[&args[..], &["--retry", "ok"]].concat());
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not a failure class"));
+}

@@ -105,6 +105,20 @@ pub struct BatchArgs {
     /// Print the harness's own time per run (everything but the agent and tests).
     #[arg(long)]
     pub timings: bool,
+    /// Run again the recorded runs of these failure classes (comma-separated:
+    /// infra_error, timeout, agent_error); their records stay, superseded.
+    #[arg(long, value_delimiter = ',', value_parser = parse_retry_class)]
+    pub retry: Vec<RunStatus>,
+}
+
+/// A failure class `--retry` accepts.
+fn parse_retry_class(text: &str) -> Result<RunStatus, String> {
+    match serde_json::from_value(serde_json::Value::String(text.to_string())) {
+        Ok(RunStatus::Ok) | Err(_) => Err(format!(
+            "`{text}` is not a failure class: expected infra_error, timeout or agent_error"
+        )),
+        Ok(status) => Ok(status),
+    }
 }
 
 /// A batch folder being worked on (manifest, run log, run folders), and what
@@ -131,6 +145,7 @@ pub struct BatchFolder {
     runtime: tokio::runtime::Runtime,
     progress: Progress,
     timings: Mutex<Vec<Timings>>,
+    retry: Vec<RunStatus>,
     /// Held for the life of the folder: one writer per batch.
     _lock: BatchLock,
 }
@@ -242,6 +257,7 @@ impl BatchFolder {
             runtime,
             progress: Progress::new(),
             timings: Mutex::new(Vec::new()),
+            retry: args.retry.clone(),
             _lock: lock,
         })
     }
@@ -279,24 +295,47 @@ impl BatchFolder {
             .with_context(|| format!("condition {name} is not selected"))
     }
 
-    /// True when `key` has a record in the batch.
-    pub fn is_recorded(&self, key: &RunKey) -> bool {
-        self.log.contains(key)
+    /// True when `key` is to run: it has no record, or its latest attempt failed
+    /// in a class `--retry` names.
+    pub fn needs_run(&self, key: &RunKey) -> bool {
+        self.log
+            .latest(key)
+            .is_none_or(|latest| self.retry.contains(&latest.status))
     }
 
     /// `<out>/runs/<parts...>`: the folder of one run (or step), checked after
-    /// joining to be inside the batch: each part one plain folder name.
+    /// joining to be inside the batch.
     pub fn run_path(&self, parts: &[String]) -> anyhow::Result<PathBuf> {
         join_inside(&self.out.join("runs"), parts)
     }
 
-    /// [`Self::run_path`], emptied: what an interrupted run left is redone.
-    pub fn run_dir(&self, parts: &[String]) -> anyhow::Result<PathBuf> {
+    /// [`Self::run_path`] for a new attempt at `key`, empty: a recorded attempt's
+    /// folder is moved to `superseded/<parts...>/attempt-<n>/` (nothing is lost);
+    /// what an interrupted attempt left is cleared.
+    pub fn run_dir(&self, parts: &[String], key: &RunKey) -> anyhow::Result<PathBuf> {
         let dir = self.run_path(parts)?;
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).with_context(|| {
+        let kept = match self.log.latest(key) {
+            Some(latest) => {
+                let mut kept = parts.to_vec();
+                kept.push(format!("attempt-{}", latest.attempt));
+                Some(join_inside(&self.out.join(SUPERSEDED_DIR), &kept)?)
+            }
+            None => None,
+        };
+        match kept {
+            Some(kept) if dir.exists() && !kept.exists() => {
+                if let Some(parent) = kept.parent() {
+                    std::fs::create_dir_all(parent)
+                        .with_context(|| format!("cannot create {}", parent.display()))?;
+                }
+                std::fs::rename(&dir, &kept).with_context(|| {
+                    format!("cannot move {} to {}", dir.display(), kept.display())
+                })?;
+            }
+            _ if dir.exists() => std::fs::remove_dir_all(&dir).with_context(|| {
                 format!("cannot clear {} left by an interrupted run", dir.display())
-            })?;
+            })?,
+            _ => {}
         }
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create the run folder {}", dir.display()))?;
@@ -335,6 +374,7 @@ impl BatchFolder {
             started_at: started.at,
             engine_rev: self.engine_rev.clone(),
             error: None,
+            attempt: self.log.latest(key).map_or(1, |latest| latest.attempt + 1),
         }
     }
 
@@ -428,6 +468,9 @@ impl BatchFolder {
         );
     }
 }
+
+/// Where the folders of superseded attempts are kept, beside `runs/`.
+pub const SUPERSEDED_DIR: &str = "superseded";
 
 /// `base/<parts...>`, refused unless each part is one plain folder name, so the
 /// result is inside `base` whatever the parts say (checked after joining).
