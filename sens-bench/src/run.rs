@@ -7,13 +7,13 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::batch::manifest::digest_dir;
+use crate::batch::manifest::{Inputs, digest_dir, file_digests};
 use crate::batch::plan::PlannedRun;
 use crate::batch::stage::Attempt;
 use crate::batch::{BatchArgs, BatchFolder};
 use crate::measure::Size;
 use crate::record::RunKey;
-use crate::spec::task::{Task, load_tasks};
+use crate::spec::task::{Source, Task, load_tasks};
 use crate::workspace::Workspace;
 
 /// `sens-bench run`.
@@ -33,10 +33,21 @@ pub struct RunArgs {
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let tasks = select_tasks(&args.tasks, &args.only)?;
     let mut units = BTreeMap::new();
+    let mut inputs = Inputs::new();
     for task in &tasks {
         units.insert(task.id.clone(), digest_dir(&task.dir)?);
+        inputs.insert(format!("task {}", task.id), file_digests(&task.dir)?);
+        let source = match &task.source {
+            Source::Path(dir) => Some(dir),
+            Source::Snapshot { sequence, .. } => Some(&sequence.dir),
+            // Pinned by their version or commit.
+            Source::Pypi { .. } | Source::Git { .. } | Source::SelfRepo { .. } => None,
+        };
+        if let Some(dir) = source {
+            inputs.insert(format!("source of task {}", task.id), file_digests(dir)?);
+        }
     }
-    let batch = BatchFolder::open(&args.batch, units)?;
+    let batch = BatchFolder::open(&args.batch, units, inputs)?;
     let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
     let planned = batch.plan(&ids, |_| 1);
     let total = planned.len();

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::batch::manifest::digest_dir;
+use crate::batch::manifest::{Inputs, digest_dir, file_digests};
 use crate::batch::plan::PlannedRun;
 use crate::batch::stage::Attempt;
 use crate::batch::{BatchArgs, BatchFolder};
@@ -52,12 +52,17 @@ pub struct SequenceRunArgs {
 pub fn run(args: &SequenceRunArgs) -> anyhow::Result<ExitCode> {
     let mut sequences = Vec::new();
     let mut units = BTreeMap::new();
+    let mut inputs = Inputs::new();
     for dir in &args.dirs {
         let sequence = load_sequence(dir)?;
         units.insert(sequence.name.clone(), digest_dir(&sequence.dir)?);
+        inputs.insert(
+            format!("sequence {}", sequence.name),
+            file_digests(&sequence.dir)?,
+        );
         sequences.push(sequence);
     }
-    let batch = BatchFolder::open(&args.batch, units)?;
+    let batch = BatchFolder::open(&args.batch, units, inputs)?;
     let names: Vec<String> = sequences.iter().map(|s| s.name.clone()).collect();
     let by_name: BTreeMap<&str, &Sequence> =
         sequences.iter().map(|s| (s.name.as_str(), s)).collect();

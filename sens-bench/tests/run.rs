@@ -748,32 +748,33 @@ fn a_condition_named_as_a_path_is_refused_before_anything_is_created() {
     assert!(!out.exists(), "nothing was created");
 }
 
-/// A copy of `tiny-broken-setup` in `root/tasks` whose set-up fails until `marker`
-/// exists: a passing cause of an infrastructure error.
-fn task_failing_until(root: &Path, marker: &Path) -> PathBuf {
-    let from = fixtures().join("tasks/tiny-broken-setup");
-    let tasks = root.join("tasks");
-    let task = tasks.join("tiny-broken-setup");
-    std::fs::create_dir_all(task.join("hidden/hidden_tests")).unwrap();
-    for file in [
-        "prompt.md",
-        "reference.patch",
-        "hidden/hidden_tests/test_mul.py",
-    ] {
-        std::fs::copy(from.join(file), task.join(file)).unwrap();
+/// Copies every file under `from` to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
     }
-    let toml = std::fs::read_to_string(from.join("task.toml"))
-        .unwrap()
-        .replace(
-            "../../projects/tiny",
-            path_str(&fixtures().join("projects/tiny")),
-        )
-        .replace(
-            "echo installing; exit 3",
-            &format!("test -e {} || exit 3", marker.display()),
-        );
-    std::fs::write(task.join("task.toml"), toml).unwrap();
-    tasks
+}
+
+/// A copy of fixture task `id` and the `tiny` project it is made from under
+/// `root` (the same layout: `tasks/<id>`, `projects/tiny`), its `task.toml`
+/// passed through `edit`; returns the tasks folder.
+fn task_copy(root: &Path, id: &str, edit: impl Fn(String) -> String) -> PathBuf {
+    copy_tree(
+        &fixtures().join("projects/tiny"),
+        &root.join("projects/tiny"),
+    );
+    let task = root.join("tasks").join(id);
+    copy_tree(&fixtures().join("tasks").join(id), &task);
+    let toml = std::fs::read_to_string(task.join("task.toml")).unwrap();
+    std::fs::write(task.join("task.toml"), edit(toml)).unwrap();
+    root.join("tasks")
 }
 
 #[test]
@@ -781,7 +782,13 @@ fn retry_reruns_only_the_failed_class_and_keeps_the_superseded_attempt() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("batch");
     let marker = dir.path().join("cause-fixed");
-    let tasks = task_failing_until(dir.path(), &marker);
+    // A passing cause of an infrastructure error: set-up fails until `marker` exists.
+    let tasks = task_copy(dir.path(), "tiny-broken-setup", |toml| {
+        toml.replace(
+            "echo installing; exit 3",
+            &format!("test -e {} || exit 3", marker.display()),
+        )
+    });
     let args = [
         "run",
         "--tasks",
@@ -820,4 +827,49 @@ fn retry_reruns_only_the_failed_class_and_keeps_the_superseded_attempt() {
     let refused = run(&[&args[..], &["--retry", "ok"]].concat());
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not a failure class"));
+}
+
+#[test]
+fn a_rerun_after_the_source_tree_or_the_script_changed_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let tasks = task_copy(dir.path(), "tiny-mul", |toml| toml);
+    let say = |text: &str| serde_json::json!([{"blocks": [{"type": "text", "text": text}]}]);
+    let agent = script(dir.path(), say("done"));
+    let args = [
+        "run",
+        "--tasks",
+        path_str(&tasks),
+        "--condition",
+        "C0",
+        "--agent",
+        &agent,
+        "--out",
+        path_str(&out),
+    ];
+    assert!(run(&args).status.success());
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("[inputs.\"source of task tiny-mul\"]"),
+        "{manifest}"
+    );
+
+    let calc = dir.path().join("projects/tiny/calc.py");
+    let original = std::fs::read_to_string(&calc).unwrap();
+    std::fs::write(&calc, format!("{original}\n# edited\n")).unwrap();
+    let refused = run(&args);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("source of task tiny-mul: file calc.py"),
+        "{stderr}"
+    );
+    std::fs::write(&calc, original).unwrap();
+
+    script(dir.path(), say("done, differently"));
+    let refused = run(&args);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("script: file script.json"), "{stderr}");
+    assert_eq!(lines(&out), 1, "nothing ran twice");
 }

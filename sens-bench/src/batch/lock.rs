@@ -8,7 +8,8 @@
 //! batch can be reported while it runs.
 //!
 //! The lock is the kernel's, so it ends with the process however it ends (a
-//! SIGKILL included); the file's text is only the last holder's name.
+//! SIGKILL included); the file's text is only the holder's name, cleared when
+//! the holder ends normally.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
@@ -22,7 +23,7 @@ pub const LOCK_FILE: &str = "batch.lock";
 /// The held lock of one batch folder; released when dropped.
 #[derive(Debug)]
 pub struct BatchLock {
-    _file: File,
+    file: File,
     /// `<pid>-<host>`: a name for what this holder leaves in TMPDIR.
     pub id: String,
 }
@@ -66,9 +67,18 @@ impl BatchLock {
             .and_then(|()| file.sync_data())
             .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(BatchLock {
-            _file: file,
+            file,
             id: format!("{pid}-{}", safe_host(&host)),
         })
+    }
+}
+
+impl Drop for BatchLock {
+    /// Clears the holder's name, so a free lock names nobody and a folder reads
+    /// the same after every command. The lock itself ends with the descriptor; a
+    /// name that cannot be cleared only misleads a reader of the file, never the lock.
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
     }
 }
 

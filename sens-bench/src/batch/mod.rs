@@ -43,7 +43,7 @@ use crate::spec::conditions::{Condition, Conditions};
 use crate::sync::lock;
 use crate::workspace::cache::Cache;
 use lock::BatchLock;
-use manifest::{Manifest, ShardPart, digest_value};
+use manifest::{Inputs, Manifest, ShardPart, digest_value, file_input};
 use plan::{DEFAULT_SEED, PlannedRun, Shard};
 use progress::Progress;
 use runlog::RunLog;
@@ -152,8 +152,13 @@ pub struct BatchFolder {
 
 impl BatchFolder {
     /// Checks the set-up against the batch's manifest (or writes it), opens the
-    /// run log, and prepares the workers' shared state.
-    pub fn open(args: &BatchArgs, units: BTreeMap<String, String>) -> anyhow::Result<BatchFolder> {
+    /// run log, and prepares the workers' shared state. `inputs` are the units'
+    /// files (see [`Manifest::inputs`]); the script and rules files are added here.
+    pub fn open(
+        args: &BatchArgs,
+        units: BTreeMap<String, String>,
+        mut inputs: Inputs,
+    ) -> anyhow::Result<BatchFolder> {
         if args.reps == 0 || args.jobs == 0 {
             bail!("--reps and --jobs must be at least 1");
         }
@@ -168,6 +173,12 @@ impl BatchFolder {
         }
         if let AgentKind::Script(file) = &agent {
             Script::load(file)?;
+            inputs.insert("script".into(), file_input(file)?);
+        }
+        for (name, condition) in &conditions {
+            if let Some(rules) = &condition.rules_path {
+                inputs.insert(format!("rules of condition {name}"), file_input(rules)?);
+            }
         }
         let claude_bin = match &args.claude_bin {
             Some(path) => path.clone(),
@@ -210,6 +221,7 @@ impl BatchFolder {
             conditions: condition_digests,
             rules: crate::spec::conditions::rule_digests(&conditions),
             units,
+            inputs,
             shard: shard.clone(),
             partial: None,
         };

@@ -26,6 +26,9 @@ pub struct Condition {
     /// The rules the engine judges with: `rules` loaded when the file is read.
     #[serde(skip)]
     pub rule_config: RuleConfig,
+    /// `rules` resolved against the conditions file's folder, when given.
+    #[serde(skip)]
+    pub rules_path: Option<PathBuf>,
 }
 
 /// Every condition of a conditions file, by name.
@@ -43,10 +46,11 @@ impl Conditions {
         let base = path.parent().unwrap_or(Path::new(""));
         for (name, condition) in &mut conditions.0 {
             if let Some(rules) = &condition.rules {
-                condition.rule_config =
-                    RuleConfig::from_file(&base.join(rules)).with_context(|| {
-                        format!("conditions file {}: [{name}] field `rules`", path.display())
-                    })?;
+                let rules_path = base.join(rules);
+                condition.rule_config = RuleConfig::from_file(&rules_path).with_context(|| {
+                    format!("conditions file {}: [{name}] field `rules`", path.display())
+                })?;
+                condition.rules_path = Some(rules_path);
             }
         }
         Ok(conditions)
