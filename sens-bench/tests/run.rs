@@ -873,3 +873,48 @@ fn a_rerun_after_the_source_tree_or_the_script_changed_is_refused_naming_the_fil
     assert!(stderr.contains("script: file script.json"), "{stderr}");
     assert_eq!(lines(&out), 1, "nothing ran twice");
 }
+
+/// A stand-in for the CLI: answers `--version` as the pinned one does, and
+/// otherwise runs `body`.
+fn fake_cli(dir: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("fake-claude");
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.197 (Claude Code)'; exit 0; fi\n{body}\n"
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_crashed_cli_leaves_its_whole_stderr_in_the_run_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let cli = fake_cli(dir.path(), "echo 'first line of the crash' >&2\nexit 1");
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
+    args.extend(["--agent", "oracle", "--claude-bin", path_str(&cli)]);
+    assert!(run(&args).status.success());
+    let all = records(&out);
+    assert_eq!(all[0].status, RunStatus::InfraError, "{:?}", all[0]);
+    let log = std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/agent.stderr.log"))
+        .expect("the stderr log is kept");
+    assert!(log.contains("first line of the crash"), "{log}");
+}
+
+#[test]
+fn the_start_up_handshake_waits_at_most_the_tasks_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    // tiny-hang's limit is 6 s, below the 60 s the handshake may take at most.
+    let cli = fake_cli(dir.path(), "exec sleep 300");
+    let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
+    args.extend(["--agent", "oracle", "--claude-bin", path_str(&cli)]);
+    assert!(run(&args).status.success());
+    let all = records(&out);
+    let error = all[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("did not answer initialize within 6s"),
+        "{error}"
+    );
+}
