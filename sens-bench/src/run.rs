@@ -15,6 +15,7 @@ use crate::measure::Size;
 use crate::record::RunKey;
 use crate::spec::task::{Source, Task, load_tasks};
 use crate::workspace::Workspace;
+use crate::workspace::git::check_patch;
 
 /// `sens-bench run`.
 #[derive(clap::Args, Debug, Clone)]
@@ -99,7 +100,12 @@ fn run_task(batch: &BatchFolder, task: &Task, planned: &PlannedRun) -> anyhow::R
     let Some(prepared) = batch.prepare(
         &key,
         &dir,
-        || Workspace::for_task(task, &batch.cache),
+        // A reference that cannot apply is found before any set-up runs.
+        || {
+            let workspace = Workspace::for_task(task, &batch.cache)?;
+            check_patch(&workspace.root, &task.reference).context("the task's `reference`")?;
+            Ok(workspace)
+        },
         &task.commands,
         task.timeout,
     )?

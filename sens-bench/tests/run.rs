@@ -918,3 +918,41 @@ fn the_start_up_handshake_waits_at_most_the_tasks_time_limit() {
         "{error}"
     );
 }
+
+#[test]
+fn a_reference_that_does_not_apply_is_an_infra_error_before_any_set_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let marker = dir.path().join("setup-ran");
+    let tasks = task_copy(dir.path(), "tiny-mul", |toml| {
+        toml.replace(
+            "[commands]\n",
+            &format!("[commands]\nsetup = \"touch {}\"\n", marker.display()),
+        )
+    });
+    std::fs::write(
+        tasks.join("tiny-mul/reference.patch"),
+        "--- a/none.py\n+++ b/none.py\n@@ -1 +1 @@\n-absent\n+line\n",
+    )
+    .unwrap();
+    let args = [
+        "run",
+        "--tasks",
+        path_str(&tasks),
+        "--condition",
+        "C0",
+        "--agent",
+        "oracle",
+        "--out",
+        path_str(&out),
+    ];
+    assert!(run(&args).status.success());
+    let all = records(&out);
+    assert_eq!(all[0].status, RunStatus::InfraError, "{:?}", all[0]);
+    let error = all[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("reference") && error.contains("does not apply"),
+        "{error}"
+    );
+    assert!(!marker.exists(), "the set-up never ran");
+}

@@ -120,7 +120,24 @@ pub(crate) fn existing(
     Ok(path)
 }
 
-/// A relative path that stays inside its root (no `..`, not absolute).
+/// [`existing`] for a prompt file, which must also be non-empty UTF-8 text: it
+/// is what the agent is asked.
+pub(crate) fn prompt_file(dir: &Path, field: &str, relative: &Path) -> Result<PathBuf> {
+    let path = existing(dir, field, relative, Expect::File)?;
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    match std::str::from_utf8(&bytes) {
+        Err(err) => bail!(
+            "field `{field}`: {} is not UTF-8 text (byte {})",
+            path.display(),
+            err.valid_up_to()
+        ),
+        Ok(text) if text.trim().is_empty() => {
+            bail!("field `{field}`: {} is empty", path.display())
+        }
+        Ok(_) => Ok(path),
+    }
+}
+
 /// The longest name [`check_name`] accepts.
 pub const NAME_MAX: usize = 100;
 
@@ -147,6 +164,7 @@ pub fn check_name(field: &str, name: &str) -> Result<()> {
     }
 }
 
+/// A relative path that stays inside its root (no `..`, not absolute).
 pub(crate) fn relative_inside(field: &str, path: &Path) -> Result<PathBuf> {
     if path
         .components()
@@ -164,6 +182,23 @@ pub(crate) fn relative_inside(field: &str, path: &Path) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prompt_must_be_non_empty_utf8_text() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in [("empty.md", &b" \n"[..]), ("latin1.md", b"caf\xe9\n")] {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+            let err = prompt_file(dir.path(), "prompt", Path::new(name))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("field `prompt`") && err.contains(name),
+                "{err}"
+            );
+        }
+        std::fs::write(dir.path().join("ok.md"), "Do it.\n").unwrap();
+        prompt_file(dir.path(), "prompt", Path::new("ok.md")).unwrap();
+    }
 
     #[test]
     fn names_are_names_not_paths() {

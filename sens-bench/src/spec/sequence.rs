@@ -9,7 +9,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::files::{FileSet, Probe};
-use super::{Commands, Expect, check_language, check_name, existing, read_toml};
+use super::{Commands, Expect, check_language, check_name, existing, prompt_file, read_toml};
 
 /// The file name of a sequence inside its folder.
 pub const SEQUENCE_FILE: &str = "sequence.toml";
@@ -122,7 +122,7 @@ fn check_sequence(raw: RawSequence, dir: &Path) -> Result<Sequence> {
             );
         }
         steps.push(Step {
-            prompt: existing(dir, &at("prompt"), &step.prompt, Expect::File)?,
+            prompt: prompt_file(dir, &at("prompt"), &step.prompt)?,
             hidden: existing(dir, &at("hidden"), &step.hidden, Expect::Folder)?,
             reference: existing(dir, &at("reference"), &step.reference, Expect::File)?,
             id: step.id,
