@@ -956,3 +956,41 @@ fn a_reference_that_does_not_apply_is_an_infra_error_before_any_set_up() {
     );
     assert!(!marker.exists(), "the set-up never ran");
 }
+
+#[test]
+fn a_sigkilled_runs_copy_and_home_are_removed_by_the_next_run_of_the_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let pid = dir.path().join("agent.pid");
+    let command = format!("echo $$ > {}.tmp; mv {0}.tmp {0}; sleep 300", pid.display());
+    let agent = script(
+        dir.path(),
+        serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
+    );
+    let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
+    args.extend(["--agent", &agent]);
+    let mut first = spawn(&args);
+    while !pid.exists() {
+        assert!(first.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    // The harness is gone; end the agent it left as a cluster scheduler would.
+    let agent_pid: libc::pid_t = std::fs::read_to_string(&pid)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: getpgid and kill only read and signal the process group we started.
+    unsafe { libc::kill(-libc::getpgid(agent_pid), libc::SIGKILL) };
+    let listed = std::fs::read_to_string(out.join("temporary.list")).unwrap();
+    let left: Vec<PathBuf> = listed.lines().map(PathBuf::from).collect();
+    assert_eq!(left.len(), 2, "the copy and the HOME: {listed}");
+    assert!(left.iter().all(|dir| dir.is_dir()), "SIGKILL left them");
+
+    let second = run(&args);
+    assert!(second.status.success(), "{second:?}");
+    assert!(String::from_utf8_lossy(&second.stderr).contains("removed 2 temporary folders"));
+    assert!(left.iter().all(|dir| !dir.exists()), "{left:?}");
+}

@@ -24,8 +24,6 @@ pub const LOCK_FILE: &str = "batch.lock";
 #[derive(Debug)]
 pub struct BatchLock {
     file: File,
-    /// `<pid>-<host>`: a name for what this holder leaves in TMPDIR.
-    pub id: String,
 }
 
 impl BatchLock {
@@ -66,10 +64,7 @@ impl BatchLock {
             .and_then(|()| writeln!(file, "pid {pid}\nhost {host}"))
             .and_then(|()| file.sync_data())
             .with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(BatchLock {
-            file,
-            id: format!("{pid}-{}", safe_host(&host)),
-        })
+        Ok(BatchLock { file })
     }
 }
 
@@ -94,19 +89,6 @@ fn host_name() -> String {
     }
 }
 
-/// `host` with every character outside `[A-Za-z0-9.-]` as `_`: fit for a file name.
-fn safe_host(host: &str) -> String {
-    host.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,7 +103,6 @@ mod tests {
             err.contains(&pid) && err.contains("host ") && err.contains("in use"),
             "{err}"
         );
-        assert!(first.id.starts_with(&std::process::id().to_string()));
         drop(first);
         BatchLock::acquire(dir.path()).expect("free after drop");
     }

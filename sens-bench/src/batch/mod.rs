@@ -42,6 +42,7 @@ use crate::record::{AgentInfo, HookCounts, Integrity, RunKey, RunRecord, RunStat
 use crate::spec::conditions::{Condition, Conditions};
 use crate::sync::lock;
 use crate::workspace::cache::Cache;
+use leftovers::Leftovers;
 use lock::BatchLock;
 use manifest::{Inputs, Manifest, ShardPart, digest_value, file_input};
 use plan::{DEFAULT_SEED, PlannedRun, Shard};
@@ -52,6 +53,7 @@ use stage::{Started, Timings};
 mod attempt;
 mod grade;
 pub mod labels;
+pub mod leftovers;
 pub mod lock;
 pub mod manifest;
 pub mod plan;
@@ -146,6 +148,8 @@ pub struct BatchFolder {
     progress: Progress,
     timings: Mutex<Vec<Timings>>,
     retry: Vec<RunStatus>,
+    /// The temporary folders runs make, for the next command to remove if left.
+    pub(super) leftovers: Leftovers,
     /// Held for the life of the folder: one writer per batch.
     _lock: BatchLock,
 }
@@ -213,6 +217,10 @@ impl BatchFolder {
         std::fs::create_dir_all(&args.out)
             .with_context(|| format!("cannot create the batch folder {}", args.out.display()))?;
         let lock = BatchLock::acquire(&args.out)?;
+        let (leftovers, removed) = Leftovers::clean(&args.out)?;
+        if removed > 0 {
+            eprintln!("removed {removed} temporary folders left by killed runs of this batch");
+        }
         let wanted = Manifest {
             sens_bench_version: env!("CARGO_PKG_VERSION").to_string(),
             engine_rev: engine_rev.clone(),
@@ -270,6 +278,7 @@ impl BatchFolder {
             progress: Progress::new(),
             timings: Mutex::new(Vec::new()),
             retry: args.retry.clone(),
+            leftovers,
             _lock: lock,
         })
     }

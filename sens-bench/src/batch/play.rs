@@ -62,6 +62,7 @@ impl BatchFolder {
             .prefix("sens-bench-home-")
             .tempdir()
             .context("cannot create a private HOME for the CLI")?;
+        self.leftovers.note(home.path())?;
         let options = ClaudeOptions {
             binary: self.claude_bin.clone(),
             workdir: input.root.to_path_buf(),
