@@ -1,7 +1,7 @@
 //! `sens-bench run` (SPEC 3.5): a batch of task runs, each one attempt on its
 //! own copy (see `batch` for the batch and the attempt).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -9,10 +9,13 @@ use anyhow::Context;
 
 use crate::batch::manifest::{Inputs, digest_dir, file_digests};
 use crate::batch::plan::PlannedRun;
+use crate::batch::plan::plan;
 use crate::batch::stage::Attempt;
-use crate::batch::{BatchArgs, BatchFolder};
+use crate::batch::{BatchArgs, BatchFolder, dry_run, needs_run, shard_part};
 use crate::measure::Size;
 use crate::record::RunKey;
+use crate::record::{RunStatus, read_records};
+use crate::spec::conditions::Conditions;
 use crate::spec::task::{Source, Task, load_tasks};
 use crate::workspace::Workspace;
 use crate::workspace::git::check_patch;
@@ -26,6 +29,12 @@ pub struct RunArgs {
     /// Run only these tasks (repeatable); default every task in --tasks.
     #[arg(long = "task")]
     pub only: Vec<String>,
+    /// Print the plan and an estimated cost, then stop: nothing is created.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Tokens one run is expected to use, for --dry-run's cost estimate.
+    #[arg(long, requires = "dry_run")]
+    pub tokens_per_run: Option<u64>,
     #[command(flatten)]
     pub batch: BatchArgs,
 }
@@ -33,6 +42,9 @@ pub struct RunArgs {
 /// Runs a batch of tasks; see the module documentation.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let tasks = select_tasks(&args.tasks, &args.only)?;
+    if args.dry_run {
+        return dry_run(args, &tasks);
+    }
     let mut units = BTreeMap::new();
     let mut inputs = Inputs::new();
     for task in &tasks {
@@ -64,6 +76,42 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("task {} is not loaded", planned.unit))?;
         run_task(&batch, task, planned)
     })
+}
+
+/// `--dry-run`: the plan and its cost, from the files alone (a batch folder's
+/// `runs.jsonl` is read, never written).
+fn dry_run(args: &RunArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
+    let batch = &args.batch;
+    let conditions: Vec<String> = Conditions::load(&batch.conditions)?
+        .select(&batch.condition)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
+    let planned = shard_part(batch, &ids, plan(&ids, &conditions, batch.reps, batch.seed))?;
+    let runs = batch.out.join("runs.jsonl");
+    let recorded: HashMap<RunKey, RunStatus> = if runs.is_file() {
+        read_records(&runs)?
+            .into_iter()
+            .map(|r| (r.key(), r.status))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    let todo: Vec<PlannedRun> = planned
+        .into_iter()
+        .filter(|run| needs_run(recorded.get(&task_key(run)).copied(), &batch.retry))
+        .collect();
+    let model = batch.model.as_deref().unwrap_or("default");
+    let cost = args.tokens_per_run.map(|tokens| (model, tokens));
+    let shard = batch
+        .shard
+        .map(|s| format!("shard {}/{}", s.index, s.count));
+    println!(
+        "{}",
+        dry_run::describe(ids.len(), &conditions, batch.reps, shard, &todo, cost)
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn select_tasks(dir: &Path, only: &[String]) -> anyhow::Result<Vec<Task>> {

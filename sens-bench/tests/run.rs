@@ -994,3 +994,27 @@ fn a_sigkilled_runs_copy_and_home_are_removed_by_the_next_run_of_the_batch() {
     assert!(String::from_utf8_lossy(&second.stderr).contains("removed 2 temporary folders"));
     assert!(left.iter().all(|dir| !dir.exists()), "{left:?}");
 }
+
+#[test]
+fn a_dry_run_prints_the_plan_and_its_cost_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0,C2", "2");
+    args.extend([
+        "--dry-run",
+        "--tokens-per-run",
+        "100000",
+        "--model",
+        "sonnet",
+    ]);
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("1 units x 2 conditions x 2 reps = 4 runs")
+            && stdout.contains("C2: 2")
+            && stdout.contains("$1.20 to $6.00"),
+        "{stdout}"
+    );
+    assert!(!out.exists(), "a dry run creates nothing");
+}

@@ -51,6 +51,7 @@ use runlog::RunLog;
 use stage::{Started, Timings};
 
 mod attempt;
+pub mod dry_run;
 mod grade;
 pub mod labels;
 pub mod leftovers;
@@ -319,9 +320,7 @@ impl BatchFolder {
     /// True when `key` is to run: it has no record, or its latest attempt failed
     /// in a class `--retry` names.
     pub fn needs_run(&self, key: &RunKey) -> bool {
-        self.log
-            .latest(key)
-            .is_none_or(|latest| self.retry.contains(&latest.status))
+        needs_run(self.log.latest(key).map(|l| l.status), &self.retry)
     }
 
     /// `<out>/runs/<parts...>`: the folder of one run (or step), checked after
@@ -488,6 +487,31 @@ impl BatchFolder {
             mean(|t| t.tests),
         );
     }
+}
+
+/// Whether a run whose latest record has `status` (none: not recorded) is to run
+/// under `--retry retry`.
+pub fn needs_run(status: Option<RunStatus>, retry: &[RunStatus]) -> bool {
+    status.is_none_or(|status| retry.contains(&status))
+}
+
+/// The runs of `runs` a batch would do: its shard's part (weighted by `--weights`
+/// or 1 per unit) of the plan.
+pub fn shard_part(
+    args: &BatchArgs,
+    units: &[String],
+    runs: Vec<PlannedRun>,
+) -> anyhow::Result<Vec<PlannedRun>> {
+    let Some(shard) = args.shard else {
+        return Ok(runs);
+    };
+    let weights = match &args.weights {
+        Some(path) => plan::load_weights(path, units)?,
+        None => BTreeMap::new(),
+    };
+    Ok(plan::select_shard(runs, shard, |unit| {
+        weights.get(unit).copied().unwrap_or(1)
+    }))
 }
 
 /// Where the folders of superseded attempts are kept, beside `runs/`.
