@@ -875,15 +875,25 @@ fn a_rerun_after_the_source_tree_or_the_script_changed_is_refused_naming_the_fil
 }
 
 /// A stand-in for the CLI: answers `--version` as the pinned one does, and
-/// otherwise runs `body`.
+/// otherwise runs `body`. Written by a shell of its own: a file this (threaded)
+/// test process wrote could still be open in a sibling test's fork when it is
+/// executed, which fails with ETXTBSY.
 fn fake_cli(dir: &Path, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let path = dir.join("fake-claude");
     let script = format!(
         "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.197 (Claude Code)'; exit 0; fi\n{body}\n"
     );
-    std::fs::write(&path, script).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let written = Command::new("sh")
+        .args([
+            "-c",
+            "printf '%s' \"$1\" > \"$2\" && chmod 755 \"$2\"",
+            "sh",
+        ])
+        .arg(script)
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(written.success());
     path
 }
 

@@ -42,9 +42,12 @@ impl BatchLock {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 let mut holder = String::new();
-                // The holder's name is only informative: an unreadable one is shown as such.
+                // The holder's name is only informative: an unreadable one is shown as
+                // such, and any text is escaped (the file may hold anything).
                 let holder = match file.read_to_string(&mut holder) {
-                    Ok(_) if !holder.trim().is_empty() => holder.trim().replace('\n', ", "),
+                    Ok(_) if !holder.trim().is_empty() => {
+                        holder.trim().replace('\n', ", ").escape_debug().to_string()
+                    }
                     _ => "an unnamed process".to_string(),
                 };
                 bail!(
