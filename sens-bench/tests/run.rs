@@ -904,7 +904,8 @@ fn a_crashed_cli_leaves_its_whole_stderr_in_the_run_folder() {
     let cli = fake_cli(dir.path(), "echo 'first line of the crash' >&2\nexit 1");
     let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
     args.extend(["--agent", "oracle", "--claude-bin", path_str(&cli)]);
-    assert!(run(&args).status.success());
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
     let all = records(&out);
     assert_eq!(all[0].status, RunStatus::InfraError, "{:?}", all[0]);
     let log = std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/agent.stderr.log"))

@@ -248,6 +248,13 @@ impl BatchFolder {
             );
         }
         exec::install_interrupt_guard()?;
+        // A CLI that dies before it reads its stdin must be a write error, recorded
+        // as its crash, not a SIGPIPE that ends the whole batch without a word
+        // (`main` restores the default for `| head`).
+        // SAFETY: setting a signal's disposition to ignored is safe at any time.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        }
         let name = args
             .out
             .file_name()
