@@ -8,7 +8,6 @@
 //! recorded) that are labelled `unjust`; unlabelled decisions are unknown, so
 //! the report also says how many of all denials and blocks are labelled.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,6 +16,8 @@ use chrono::Utc;
 use serde_json::Value;
 
 use crate::batch::labels::{Judgement, LABELS_FILE, Label, run_dir};
+use crate::batch::lock::BatchLock;
+use crate::jsonl;
 use crate::measure::ledger::{LEDGER_FILE, ledger_lines};
 
 #[derive(Debug, clap::Args)]
@@ -57,14 +58,16 @@ pub fn label(args: &LabelArgs) -> anyhow::Result<ExitCode> {
         reason: args.why.clone(),
         time: Utc::now(),
     };
+    let _lock = BatchLock::acquire(&args.batch)?;
     let path = args.batch.join(LABELS_FILE);
     let mut line = serde_json::to_string(&label).context("encoding a label")?;
     line.push('\n');
-    std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .create(true)
+        .read(true)
         .append(true)
         .open(&path)
-        .and_then(|mut file| file.write_all(line.as_bytes()))
-        .with_context(|| format!("cannot append to {}", path.display()))?;
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    jsonl::append_line(&file, line.as_bytes(), &path)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,8 +8,9 @@
 //!   batch run on one machine writes, so `report` on it is byte for byte the same.
 //! - Records (`runs.jsonl`) are copied line for line, in shard order; a run key in
 //!   two shards, or in OUT with other content, is refused. Labels
-//!   (`labels.jsonl`) are appended line for line. Run folders (`runs/`) are copied
-//!   file by file; a file OUT holds with other content is refused. Report outputs
+//!   (`labels.jsonl`) are appended line for line. Run folders (`runs/`, and the
+//!   superseded attempts' `superseded/`) are copied file by file; every attempt's
+//!   line is copied (the key is the run's and the attempt); a file OUT holds with other content is refused. Report outputs
 //!   (`report.md`, `runs.csv`, `plots/`) are not copied: report the merged batch.
 //! - `--report` then reports the merged batch (`report`, or `sequence report` for
 //!   a batch of sequence steps), so a cluster's merge job needs no other command.
@@ -23,9 +24,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 
+use crate::batch::SUPERSEDED_DIR;
 use crate::batch::labels::LABELS_FILE;
+use crate::batch::lock::BatchLock;
 use crate::batch::manifest::{Additions, Difference, Manifest, Partial};
-use crate::record::{RunKey, read_records};
+use crate::record::{AttemptKey, RunKey, read_records};
 use crate::report::{self, MANIFEST_FILE, RUNS_FILE};
 use crate::spec::files::relative_files;
 
@@ -98,12 +101,22 @@ pub fn merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
         });
     }
 
+    // One writer: an existing OUT is locked before it is read; a new one once created.
+    let held = if args.out.is_dir() {
+        Some(BatchLock::acquire(&args.out)?)
+    } else {
+        None
+    };
     let records = merged_lines(&args.out, &shards)?;
     let labels = new_labels(&args.out, &shards)?;
     let copies = planned_copies(&args.out, &shards)?;
 
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let _lock = match held {
+        Some(lock) => lock,
+        None => BatchLock::acquire(&args.out)?,
+    };
     for (from, to) in &copies {
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent)
@@ -269,7 +282,7 @@ fn read_lines(path: &Path) -> anyhow::Result<Vec<String>> {
 /// The records to append to OUT's `runs.jsonl`: each shard's, in order, except
 /// those OUT holds already (same line). A key twice is refused.
 fn merged_lines(out: &Path, shards: &[ShardFolder]) -> anyhow::Result<Vec<String>> {
-    let mut owners: HashMap<RunKey, (PathBuf, String)> = HashMap::new();
+    let mut owners: HashMap<AttemptKey, (PathBuf, String)> = HashMap::new();
     let out_runs = out.join(RUNS_FILE);
     for (key, line) in keyed_lines(&out_runs)? {
         owners.insert(key, (out_runs.clone(), line));
@@ -283,8 +296,9 @@ fn merged_lines(out: &Path, shards: &[ShardFolder]) -> anyhow::Result<Vec<String
             match owners.get(&key) {
                 Some((owner, same)) if owner == &out_runs && *same == line => {}
                 Some((owner, _)) => bail!(
-                    "a duplicated record: {} is in {} and in {}",
-                    describe_key(&key),
+                    "a duplicated record: {} attempt {} is in {} and in {}",
+                    describe_key(&key.run),
+                    key.attempt,
                     owner.display(),
                     path.display()
                 ),
@@ -306,11 +320,12 @@ fn describe_key(key: &RunKey) -> String {
     }
 }
 
-/// Every record line of `path` with its key.
-fn keyed_lines(path: &Path) -> anyhow::Result<Vec<(RunKey, String)>> {
+/// Every record line of `path` with its key and attempt (a retried run has a
+/// line per attempt, all copied).
+fn keyed_lines(path: &Path) -> anyhow::Result<Vec<(AttemptKey, String)>> {
     let text = read_text(path)?;
     let raw: Vec<&str> = text.lines().collect();
-    crate::jsonl::lines::<RunKey>(&text, path, "a run record")
+    crate::jsonl::lines::<AttemptKey>(&text, path, "a run record")
         .map(|line| line.map(|(number, key)| (key, raw[number - 1].to_string())))
         .collect()
 }
@@ -329,12 +344,15 @@ fn new_labels(out: &Path, shards: &[ShardFolder]) -> anyhow::Result<Vec<String>>
     Ok(added)
 }
 
-/// (from, to) for every file of the shards' `runs/` that OUT lacks; a file OUT
+/// (from, to) for every file of the shards' `runs/` and `superseded/` that OUT lacks; a file OUT
 /// (or another shard) holds with other content is refused.
 fn planned_copies(out: &Path, shards: &[ShardFolder]) -> anyhow::Result<Vec<(PathBuf, PathBuf)>> {
     let mut planned: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
-    for shard in shards {
-        let root = shard.dir.join(RUNS_DIR);
+    for (shard, folder) in shards
+        .iter()
+        .flat_map(|shard| [RUNS_DIR, SUPERSEDED_DIR].map(|folder| (shard, folder)))
+    {
+        let root = shard.dir.join(folder);
         if !root.is_dir() {
             continue;
         }
@@ -344,7 +362,7 @@ fn planned_copies(out: &Path, shards: &[ShardFolder]) -> anyhow::Result<Vec<(Pat
             .build();
         for relative in relative_files(walk, &root, |_| true)? {
             let from = root.join(&relative);
-            let to = out.join(RUNS_DIR).join(&relative);
+            let to = out.join(folder).join(&relative);
             let held = planned
                 .get(&to)
                 .cloned()

@@ -185,6 +185,29 @@ pub struct RunRecord {
     /// Why a run that is not `ok` failed (one line, for the report); `null` for `ok`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Which attempt at its run this is: 1, then one more for each `--retry` of it.
+    /// A later line with the same key and a higher attempt supersedes the earlier
+    /// ones, which stay in `runs.jsonl`. Written only from 2 on, so a batch without
+    /// retries reads and writes as before; absent means 1.
+    #[serde(default = "first_attempt", skip_serializing_if = "is_first_attempt")]
+    pub attempt: u32,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+fn is_first_attempt(attempt: &u32) -> bool {
+    *attempt == 1
+}
+
+/// A record line read as its run's key and attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
+pub struct AttemptKey {
+    #[serde(flatten)]
+    pub run: RunKey,
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
 }
 
 /// Makes an `Option` field required: it must be present, though it may be `null`.
@@ -247,7 +270,8 @@ impl RunRecord {
     }
 }
 
-/// Reads every record of a `runs.jsonl`. A malformed line, or a graded run missing a
+/// Reads the latest attempt of every run of a `runs.jsonl` (superseded attempts
+/// are left out), in the order runs were first recorded. A malformed line, or a graded run missing a
 /// measurement, is an error naming the file and line. Blank lines are skipped.
 pub fn read_records(path: &Path) -> anyhow::Result<Vec<RunRecord>> {
     let text = fs::read_to_string(path).with_context(|| {
@@ -261,9 +285,10 @@ pub fn read_records(path: &Path) -> anyhow::Result<Vec<RunRecord>> {
 
 /// Parses the text of a `runs.jsonl`; `path` only names the file in errors.
 pub fn parse_records(text: &str, path: &Path) -> anyhow::Result<Vec<RunRecord>> {
-    let mut records = Vec::new();
-    // Which line holds each run: a resumed batch must never record a run twice.
-    let mut seen: HashMap<RunKey, usize> = HashMap::new();
+    let mut records: Vec<RunRecord> = Vec::new();
+    // Which line and index hold each run's latest attempt: a resumed batch must
+    // never record an attempt twice.
+    let mut seen: HashMap<RunKey, (usize, usize)> = HashMap::new();
     for line in crate::jsonl::lines::<RunRecord>(
         text,
         path,
@@ -286,10 +311,15 @@ pub fn parse_records(text: &str, path: &Path) -> anyhow::Result<Vec<RunRecord>> 
         if record.step == Some(0) {
             bail!("{}:{line_no}: `step` is 1-based; found 0", path.display());
         }
-        if let Some(first) = seen.insert(record.key(), line_no) {
-            bail!(
-                "{}:{line_no}: the same run (task {}, condition {}, rep {}{}) is already recorded on line {first}; \
-                 a batch records each run once",
+        match seen.get(&record.key()) {
+            // A retry: the later attempt takes the earlier one's place.
+            Some(&(_, index)) if record.attempt > records[index].attempt => {
+                seen.insert(record.key(), (line_no, index));
+                records[index] = record;
+            }
+            Some(&(first, _)) => bail!(
+                "{}:{line_no}: the same run (task {}, condition {}, rep {}{}, attempt {}) is already \
+                 recorded on line {first}; a batch records each attempt at a run once",
                 path.display(),
                 record.task,
                 record.condition,
@@ -297,10 +327,14 @@ pub fn parse_records(text: &str, path: &Path) -> anyhow::Result<Vec<RunRecord>> 
                 record
                     .sequence_step()
                     .map(|(name, step)| format!(", sequence {name} step {step}"))
-                    .unwrap_or_default()
-            );
+                    .unwrap_or_default(),
+                record.attempt
+            ),
+            None => {
+                seen.insert(record.key(), (line_no, records.len()));
+                records.push(record);
+            }
         }
-        records.push(record);
     }
     Ok(records)
 }

@@ -1,20 +1,24 @@
 //! `sens-bench run` (SPEC 3.5): a batch of task runs, each one attempt on its
 //! own copy (see `batch` for the batch and the attempt).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::batch::manifest::digest_dir;
+use crate::batch::manifest::{Inputs, digest_dir, file_digests};
 use crate::batch::plan::PlannedRun;
+use crate::batch::plan::plan;
 use crate::batch::stage::Attempt;
-use crate::batch::{BatchArgs, BatchFolder};
+use crate::batch::{BatchArgs, BatchFolder, dry_run, needs_run, shard_part};
 use crate::measure::Size;
 use crate::record::RunKey;
-use crate::spec::task::{Task, load_tasks};
+use crate::record::{RunStatus, read_records};
+use crate::spec::conditions::Conditions;
+use crate::spec::task::{Source, Task, load_tasks};
 use crate::workspace::Workspace;
+use crate::workspace::git::check_patch;
 
 /// `sens-bench run`.
 #[derive(clap::Args, Debug, Clone)]
@@ -25,6 +29,12 @@ pub struct RunArgs {
     /// Run only these tasks (repeatable); default every task in --tasks.
     #[arg(long = "task")]
     pub only: Vec<String>,
+    /// Print the plan and an estimated cost, then stop: nothing is created.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Tokens one run is expected to use, for --dry-run's cost estimate.
+    #[arg(long, requires = "dry_run")]
+    pub tokens_per_run: Option<u64>,
     #[command(flatten)]
     pub batch: BatchArgs,
 }
@@ -32,17 +42,31 @@ pub struct RunArgs {
 /// Runs a batch of tasks; see the module documentation.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let tasks = select_tasks(&args.tasks, &args.only)?;
+    if args.dry_run {
+        return dry_run(args, &tasks);
+    }
     let mut units = BTreeMap::new();
+    let mut inputs = Inputs::new();
     for task in &tasks {
         units.insert(task.id.clone(), digest_dir(&task.dir)?);
+        inputs.insert(format!("task {}", task.id), file_digests(&task.dir)?);
+        let source = match &task.source {
+            Source::Path(dir) => Some(dir),
+            Source::Snapshot { sequence, .. } => Some(&sequence.dir),
+            // Pinned by their version or commit.
+            Source::Pypi { .. } | Source::Git { .. } | Source::SelfRepo { .. } => None,
+        };
+        if let Some(dir) = source {
+            inputs.insert(format!("source of task {}", task.id), file_digests(dir)?);
+        }
     }
-    let batch = BatchFolder::open(&args.batch, units)?;
+    let batch = BatchFolder::open(&args.batch, units, inputs)?;
     let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
     let planned = batch.plan(&ids, |_| 1);
     let total = planned.len();
     let todo: Vec<PlannedRun> = planned
         .into_iter()
-        .filter(|run| !batch.is_recorded(&task_key(run)))
+        .filter(|run| batch.needs_run(&task_key(run)))
         .collect();
     let by_id: BTreeMap<&str, &Task> = tasks.iter().map(|t| (t.id.as_str(), t)).collect();
     let progress = (total as u64, (total - todo.len()) as u64);
@@ -52,6 +76,42 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("task {} is not loaded", planned.unit))?;
         run_task(&batch, task, planned)
     })
+}
+
+/// `--dry-run`: the plan and its cost, from the files alone (a batch folder's
+/// `runs.jsonl` is read, never written).
+fn dry_run(args: &RunArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
+    let batch = &args.batch;
+    let conditions: Vec<String> = Conditions::load(&batch.conditions)?
+        .select(&batch.condition)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
+    let planned = shard_part(batch, &ids, plan(&ids, &conditions, batch.reps, batch.seed))?;
+    let runs = batch.out.join("runs.jsonl");
+    let recorded: HashMap<RunKey, RunStatus> = if runs.is_file() {
+        read_records(&runs)?
+            .into_iter()
+            .map(|r| (r.key(), r.status))
+            .collect()
+    } else {
+        HashMap::new()
+    };
+    let todo: Vec<PlannedRun> = planned
+        .into_iter()
+        .filter(|run| needs_run(recorded.get(&task_key(run)).copied(), &batch.retry))
+        .collect();
+    let model = batch.model.as_deref().unwrap_or("default");
+    let cost = args.tokens_per_run.map(|tokens| (model, tokens));
+    let shard = batch
+        .shard
+        .map(|s| format!("shard {}/{}", s.index, s.count));
+    println!(
+        "{}",
+        dry_run::describe(ids.len(), &conditions, batch.reps, shard, &todo, cost)
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn select_tasks(dir: &Path, only: &[String]) -> anyhow::Result<Vec<Task>> {
@@ -76,16 +136,24 @@ fn task_key(planned: &PlannedRun) -> RunKey {
 }
 
 fn run_task(batch: &BatchFolder, task: &Task, planned: &PlannedRun) -> anyhow::Result<()> {
-    let dir = batch.run_dir(&[
-        task.id.clone(),
-        planned.condition.clone(),
-        planned.rep.to_string(),
-    ])?;
     let key = task_key(planned);
+    let dir = batch.run_dir(
+        &[
+            task.id.clone(),
+            planned.condition.clone(),
+            planned.rep.to_string(),
+        ],
+        &key,
+    )?;
     let Some(prepared) = batch.prepare(
         &key,
         &dir,
-        || Workspace::for_task(task, &batch.cache),
+        // A reference that cannot apply is found before any set-up runs.
+        || {
+            let workspace = Workspace::for_task(task, &batch.cache)?;
+            check_patch(&workspace.root, &task.reference).context("the task's `reference`")?;
+            Ok(workspace)
+        },
         &task.commands,
         task.timeout,
     )?

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::batch::manifest::digest_dir;
+use crate::batch::manifest::{Inputs, digest_dir, file_digests};
 use crate::batch::plan::PlannedRun;
 use crate::batch::stage::Attempt;
 use crate::batch::{BatchArgs, BatchFolder};
@@ -52,12 +52,17 @@ pub struct SequenceRunArgs {
 pub fn run(args: &SequenceRunArgs) -> anyhow::Result<ExitCode> {
     let mut sequences = Vec::new();
     let mut units = BTreeMap::new();
+    let mut inputs = Inputs::new();
     for dir in &args.dirs {
         let sequence = load_sequence(dir)?;
         units.insert(sequence.name.clone(), digest_dir(&sequence.dir)?);
+        inputs.insert(
+            format!("sequence {}", sequence.name),
+            file_digests(&sequence.dir)?,
+        );
         sequences.push(sequence);
     }
-    let batch = BatchFolder::open(&args.batch, units)?;
+    let batch = BatchFolder::open(&args.batch, units, inputs)?;
     let names: Vec<String> = sequences.iter().map(|s| s.name.clone()).collect();
     let by_name: BTreeMap<&str, &Sequence> =
         sequences.iter().map(|s| (s.name.as_str(), s)).collect();
@@ -72,7 +77,7 @@ pub fn run(args: &SequenceRunArgs) -> anyhow::Result<ExitCode> {
         let sequence = by_name
             .get(run.unit.as_str())
             .with_context(|| format!("sequence {} is not loaded", run.unit))?;
-        let recorded = recorded_steps(&batch, sequence, &run);
+        let recorded = settled_steps(&batch, sequence, &run);
         total += sequence.steps.len() as u64;
         done += recorded as u64;
         if recorded < sequence.steps.len() {
@@ -98,10 +103,12 @@ fn step_key(sequence: &Sequence, index: usize, planned: &PlannedRun) -> RunKey {
     }
 }
 
-/// How many leading steps are recorded (a sequence is recorded in order).
-fn recorded_steps(batch: &BatchFolder, sequence: &Sequence, planned: &PlannedRun) -> usize {
+/// How many leading steps stay as recorded: those before the first step that
+/// has no record or is retried (a sequence is recorded in order, and every step
+/// after a rerun one builds on a new start, so it runs again too).
+fn settled_steps(batch: &BatchFolder, sequence: &Sequence, planned: &PlannedRun) -> usize {
     (0..sequence.steps.len())
-        .take_while(|&i| batch.is_recorded(&step_key(sequence, i, planned)))
+        .take_while(|&i| !batch.needs_run(&step_key(sequence, i, planned)))
         .count()
 }
 
@@ -120,10 +127,11 @@ fn run_sequence(
     planned: &PlannedRun,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    let recorded = recorded_steps(batch, sequence, planned);
-    let first_dir = batch.run_dir(&step_parts(sequence, recorded, planned))?;
+    let recorded = settled_steps(batch, sequence, planned);
+    let first_key = step_key(sequence, recorded, planned);
+    let first_dir = batch.run_dir(&step_parts(sequence, recorded, planned), &first_key)?;
     let Some(prepared) = batch.prepare(
-        &step_key(sequence, recorded, planned),
+        &first_key,
         &first_dir,
         || Workspace::for_sequence_start(sequence),
         &sequence.commands,
@@ -136,17 +144,18 @@ fn run_sequence(
     let mut state = prepared.workspace.baseline;
     let mut passed_before = true;
     for index in 0..recorded {
-        let dir = batch.run_path(&step_parts(sequence, index, planned));
+        let dir = batch.run_path(&step_parts(sequence, index, planned))?;
         let previous = replay(root, &dir, index + 1)?;
         passed_before = previous.project_pass.unwrap_or(passed_before);
         state = commit_step(root, index + 1)?;
     }
     for index in recorded..sequence.steps.len() {
         let step = &sequence.steps[index];
+        let key = step_key(sequence, index, planned);
         let dir = if index == recorded {
             first_dir.clone()
         } else {
-            batch.run_dir(&step_parts(sequence, index, planned))?
+            batch.run_dir(&step_parts(sequence, index, planned), &key)?
         };
         let input = Attempt {
             root,
@@ -164,7 +173,6 @@ fn run_sequence(
             condition: &planned.condition,
             passed_before,
         };
-        let key = step_key(sequence, index, planned);
         let Some(record) = batch.attempt(&prepared, &input, &key)? else {
             return Ok(());
         };

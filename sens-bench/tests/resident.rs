@@ -340,6 +340,7 @@ async fn the_installed_mcp_server_answers_find_symbol_from_the_resident_engine_i
                 done(),
             ],
             agent: Vec::new(),
+            decisions: Vec::new(),
         })
         .await;
     let (tool_use_id, answer) = last_tool_result(&requests);

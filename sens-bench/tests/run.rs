@@ -873,3 +873,343 @@ fn sequence_run_takes_a_shard_and_an_empty_shard_records_nothing() {
         "{manifest}"
     );
 }
+
+#[test]
+fn a_second_run_on_a_live_batch_is_refused_naming_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let started = dir.path().join("started");
+    let command = format!("touch {}; sleep 300", started.display());
+    let agent = script(
+        dir.path(),
+        serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
+    );
+    let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
+    args.extend(["--agent", &agent]);
+    let mut first = spawn(&args);
+    while !started.exists() {
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the first run ended early"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let second = run(&args);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("in use by pid {}", first.id())) && stderr.contains("host "),
+        "{stderr}"
+    );
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success(), "{first:?}");
+    assert_eq!(records(&out).len(), 1, "one record for one run");
+}
+
+#[test]
+fn a_condition_named_as_a_path_is_refused_before_anything_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a/b/batch");
+    let conditions = dir.path().join("conditions.toml");
+    std::fs::write(
+        &conditions,
+        "[\"../../../victim\"]\ndescription = \"x\"\ncanon = false\nengine = false\n",
+    )
+    .unwrap();
+    let mut args = task_args(path_str(&out), "tiny-mul", "../../../victim", "1");
+    args.extend(["--agent", "oracle", "--conditions", path_str(&conditions)]);
+    let output = plain(&args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("conditions.toml") && stderr.contains("field `condition name`"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("victim").exists(),
+        "nothing outside the batch"
+    );
+    assert!(!out.exists(), "nothing was created");
+}
+
+/// Copies every file under `from` to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// A copy of fixture task `id` and the `tiny` project it is made from under
+/// `root` (the same layout: `tasks/<id>`, `projects/tiny`), its `task.toml`
+/// passed through `edit`; returns the tasks folder.
+fn task_copy(root: &Path, id: &str, edit: impl Fn(String) -> String) -> PathBuf {
+    copy_tree(
+        &fixtures().join("projects/tiny"),
+        &root.join("projects/tiny"),
+    );
+    let task = root.join("tasks").join(id);
+    copy_tree(&fixtures().join("tasks").join(id), &task);
+    let toml = std::fs::read_to_string(task.join("task.toml")).unwrap();
+    std::fs::write(task.join("task.toml"), edit(toml)).unwrap();
+    root.join("tasks")
+}
+
+#[test]
+fn retry_reruns_only_the_failed_class_and_keeps_the_superseded_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let marker = dir.path().join("cause-fixed");
+    // A passing cause of an infrastructure error: set-up fails until `marker` exists.
+    let tasks = task_copy(dir.path(), "tiny-broken-setup", |toml| {
+        toml.replace(
+            "echo installing; exit 3",
+            &format!("test -e {} || exit 3", marker.display()),
+        )
+    });
+    let args = [
+        "run",
+        "--tasks",
+        path_str(&tasks),
+        "--condition",
+        "C0",
+        "--agent",
+        "oracle",
+        "--out",
+        path_str(&out),
+    ];
+    assert!(run(&args).status.success());
+    assert_eq!(records(&out)[0].status, RunStatus::InfraError);
+    std::fs::write(&marker, "").unwrap();
+
+    let timeouts_only = run(&[&args[..], &["--retry", "timeout"]].concat());
+    assert!(timeouts_only.status.success());
+    assert_eq!(lines(&out), 1, "an infra_error is not a timeout");
+
+    let retried = run(&[&args[..], &["--retry", "infra_error"]].concat());
+    assert!(retried.status.success(), "{retried:?}");
+    assert_eq!(lines(&out), 2, "the old record stays");
+    let all = records(&out);
+    assert_eq!(all.len(), 1, "reports see the latest attempt");
+    assert_eq!((all[0].status, all[0].attempt), (RunStatus::Ok, 2));
+    assert!(
+        out.join("superseded/tiny-broken-setup/C0/1/attempt-1/setup.log")
+            .is_file(),
+        "the first attempt's folder is kept"
+    );
+    assert!(out.join("runs/tiny-broken-setup/C0/1/diff.patch").is_file());
+
+    let again = run(&[&args[..], &["--retry", "infra_error"]].concat());
+    assert!(again.status.success());
+    assert_eq!(lines(&out), 2, "an ok run is never retried");
+    let refused = run(&[&args[..], &["--retry", "ok"]].concat());
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not a failure class"));
+}
+
+#[test]
+fn a_rerun_after_the_source_tree_or_the_script_changed_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let tasks = task_copy(dir.path(), "tiny-mul", |toml| toml);
+    let say = |text: &str| serde_json::json!([{"blocks": [{"type": "text", "text": text}]}]);
+    let agent = script(dir.path(), say("done"));
+    let args = [
+        "run",
+        "--tasks",
+        path_str(&tasks),
+        "--condition",
+        "C0",
+        "--agent",
+        &agent,
+        "--out",
+        path_str(&out),
+    ];
+    assert!(run(&args).status.success());
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("[inputs.\"source of task tiny-mul\"]"),
+        "{manifest}"
+    );
+
+    let calc = dir.path().join("projects/tiny/calc.py");
+    let original = std::fs::read_to_string(&calc).unwrap();
+    std::fs::write(&calc, format!("{original}\n# edited\n")).unwrap();
+    let refused = run(&args);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("source of task tiny-mul: file calc.py"),
+        "{stderr}"
+    );
+    std::fs::write(&calc, original).unwrap();
+
+    script(dir.path(), say("done, differently"));
+    let refused = run(&args);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("script: file script.json"), "{stderr}");
+    assert_eq!(lines(&out), 1, "nothing ran twice");
+}
+
+/// A stand-in for the CLI: answers `--version` as the pinned one does, and
+/// otherwise runs `body`. Written by a shell of its own: a file this (threaded)
+/// test process wrote could still be open in a sibling test's fork when it is
+/// executed, which fails with ETXTBSY.
+fn fake_cli(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("fake-claude");
+    let script = format!(
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.197 (Claude Code)'; exit 0; fi\n{body}\n"
+    );
+    let written = Command::new("sh")
+        .args([
+            "-c",
+            "printf '%s' \"$1\" > \"$2\" && chmod 755 \"$2\"",
+            "sh",
+        ])
+        .arg(script)
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(written.success());
+    path
+}
+
+#[test]
+fn a_crashed_cli_leaves_its_whole_stderr_in_the_run_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let cli = fake_cli(dir.path(), "echo 'first line of the crash' >&2\nexit 1");
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
+    args.extend(["--agent", "oracle", "--claude-bin", path_str(&cli)]);
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    let all = records(&out);
+    assert_eq!(all[0].status, RunStatus::InfraError, "{:?}", all[0]);
+    let log = std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/agent.stderr.log"))
+        .expect("the stderr log is kept");
+    assert!(log.contains("first line of the crash"), "{log}");
+}
+
+#[test]
+fn the_start_up_handshake_waits_at_most_the_tasks_time_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    // tiny-hang's limit is 6 s, below the 60 s the handshake may take at most.
+    let cli = fake_cli(dir.path(), "exec sleep 300");
+    let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
+    args.extend(["--agent", "oracle", "--claude-bin", path_str(&cli)]);
+    assert!(run(&args).status.success());
+    let all = records(&out);
+    let error = all[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("did not answer initialize within 6s"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_reference_that_does_not_apply_is_an_infra_error_before_any_set_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let marker = dir.path().join("setup-ran");
+    let tasks = task_copy(dir.path(), "tiny-mul", |toml| {
+        toml.replace(
+            "[commands]\n",
+            &format!("[commands]\nsetup = \"touch {}\"\n", marker.display()),
+        )
+    });
+    std::fs::write(
+        tasks.join("tiny-mul/reference.patch"),
+        "--- a/none.py\n+++ b/none.py\n@@ -1 +1 @@\n-absent\n+line\n",
+    )
+    .unwrap();
+    let args = [
+        "run",
+        "--tasks",
+        path_str(&tasks),
+        "--condition",
+        "C0",
+        "--agent",
+        "oracle",
+        "--out",
+        path_str(&out),
+    ];
+    assert!(run(&args).status.success());
+    let all = records(&out);
+    assert_eq!(all[0].status, RunStatus::InfraError, "{:?}", all[0]);
+    let error = all[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("reference") && error.contains("does not apply"),
+        "{error}"
+    );
+    assert!(!marker.exists(), "the set-up never ran");
+}
+
+#[test]
+fn a_sigkilled_runs_copy_and_home_are_removed_by_the_next_run_of_the_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let pid = dir.path().join("agent.pid");
+    let command = format!("echo $$ > {}.tmp; mv {0}.tmp {0}; sleep 300", pid.display());
+    let agent = script(
+        dir.path(),
+        serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
+    );
+    let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
+    args.extend(["--agent", &agent]);
+    let mut first = spawn(&args);
+    while !pid.exists() {
+        assert!(first.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    // The harness is gone; end the agent it left as a cluster scheduler would.
+    let agent_pid: libc::pid_t = std::fs::read_to_string(&pid)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: getpgid and kill only read and signal the process group we started.
+    unsafe { libc::kill(-libc::getpgid(agent_pid), libc::SIGKILL) };
+    let listed = std::fs::read_to_string(out.join("temporary.list")).unwrap();
+    let left: Vec<PathBuf> = listed.lines().map(PathBuf::from).collect();
+    assert_eq!(left.len(), 2, "the copy and the HOME: {listed}");
+    assert!(left.iter().all(|dir| dir.is_dir()), "SIGKILL left them");
+
+    let second = run(&args);
+    assert!(second.status.success(), "{second:?}");
+    assert!(String::from_utf8_lossy(&second.stderr).contains("removed 2 temporary folders"));
+    assert!(left.iter().all(|dir| !dir.exists()), "{left:?}");
+}
+
+#[test]
+fn a_dry_run_prints_the_plan_and_its_cost_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0,C2", "2");
+    args.extend([
+        "--dry-run",
+        "--tokens-per-run",
+        "100000",
+        "--model",
+        "sonnet",
+    ]);
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("1 units x 2 conditions x 2 reps = 4 runs")
+            && stdout.contains("C2: 2")
+            && stdout.contains("$1.20 to $6.00"),
+        "{stdout}"
+    );
+    assert!(!out.exists(), "a dry run creates nothing");
+}

@@ -40,8 +40,11 @@ use super::{HookHandler, Usage};
 use crate::exec::group::{descendants, kill_all, kill_group, kill_tree};
 use crate::sync::lock;
 
-/// How long the CLI gets to answer `initialize`.
+/// How long the CLI gets to answer `initialize`, at most: a shorter time limit
+/// of the run bounds it too.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+/// The file beside the transcript that keeps everything the CLI writes to stderr.
+pub const STDERR_LOG: &str = "agent.stderr.log";
 /// After an interrupt, how long the turn gets to close with its `result`.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(10);
 /// After stdin closes (or the stream ends), how long the CLI gets to exit.
@@ -76,7 +79,8 @@ pub struct ClaudeOptions {
     /// Given with `--append-system-prompt` (C1, C2: the Canon).
     pub append_system_prompt: Option<String>,
     pub env: Vec<(String, String)>,
-    /// Every line the CLI writes, in order.
+    /// Every line the CLI writes, in order; its stderr goes to [`STDERR_LOG`] in
+    /// the same folder.
     pub transcript: PathBuf,
     /// The bubblewrap sandbox the CLI runs in; `None` with `--no-sandbox`.
     pub sandbox: Option<View>,
@@ -144,7 +148,7 @@ pub enum AgentError {
     )]
     CliMissing { path: PathBuf },
     #[error(
-        "the Claude Code CLI ended ({status}) without a result; its stderr ended with:\n{stderr}"
+        "the Claude Code CLI ended ({status}) without a result; its stderr (whole in {STDERR_LOG}) ended with:\n{stderr}"
     )]
     CliCrashed { status: String, stderr: String },
     #[error("{}", describe_error_result(result))]
@@ -429,7 +433,11 @@ impl ClaudeSession {
         let (writer, outgoing) = mpsc::unbounded_channel();
         tokio::spawn(write_stdin(stdin, outgoing));
         let stderr = Arc::new(Mutex::new(String::new()));
-        tokio::spawn(keep_stderr_tail(stderr_pipe, Arc::clone(&stderr)));
+        let stderr_log = options.transcript.with_file_name(STDERR_LOG);
+        let log = tokio::fs::File::create(&stderr_log)
+            .await
+            .with_context(|| format!("cannot create {}", stderr_log.display()))?;
+        tokio::spawn(keep_stderr(stderr_pipe, Arc::clone(&stderr), log));
 
         let registrations = handler
             .as_ref()
@@ -483,7 +491,8 @@ impl ClaudeSession {
             }
         }
         session.send_request(request);
-        match tokio::time::timeout(STARTUP_TIMEOUT, session.next_event(true)).await {
+        let startup = STARTUP_TIMEOUT.min(options.timeout);
+        match tokio::time::timeout(startup, session.next_event(true)).await {
             Ok(Some(Event::Response(response))) if response["subtype"] == "success" => Ok(session),
             Ok(Some(Event::Response(response))) => {
                 Err(anyhow::anyhow!("the CLI refused initialize: {}", response["error"]).into())
@@ -493,7 +502,7 @@ impl ClaudeSession {
                 session.kill().await;
                 Err(anyhow::anyhow!(
                     "the CLI did not answer initialize within {}s",
-                    STARTUP_TIMEOUT.as_secs()
+                    startup.as_secs()
                 )
                 .into())
             }
@@ -689,11 +698,20 @@ async fn write_stdin(mut stdin: ChildStdin, mut outgoing: mpsc::UnboundedReceive
     // Close (or every sender gone): dropping stdin sends EOF.
 }
 
-async fn keep_stderr_tail(mut pipe: ChildStderr, tail: Arc<Mutex<String>>) {
+/// Writes the CLI's stderr to `log` and keeps its last [`STDERR_TAIL`] bytes in
+/// `tail` for the crash report. A log that cannot be written is given up; the
+/// tail is still kept.
+async fn keep_stderr(mut pipe: ChildStderr, tail: Arc<Mutex<String>>, log: tokio::fs::File) {
     let mut buffer = [0u8; 4096];
+    let mut log = Some(log);
     while let Ok(n) = pipe.read(&mut buffer).await {
         if n == 0 {
             return;
+        }
+        if let Some(file) = &mut log
+            && (file.write_all(&buffer[..n]).await.is_err() || file.flush().await.is_err())
+        {
+            log = None;
         }
         let mut tail = lock(&tail);
         tail.push_str(&String::from_utf8_lossy(&buffer[..n]));

@@ -31,7 +31,15 @@ impl BatchFolder {
     ) -> anyhow::Result<Option<Prepared>> {
         let started = Started::now();
         let mut timings = Timings::default();
-        match prepare(materialize, commands, timeout, dir, &mut timings) {
+        let listed = || {
+            let workspace = materialize()?;
+            // The copy lives in `<temporary folder>/project`.
+            if let Some(tmp) = workspace.root.parent() {
+                self.leftovers.note(tmp)?;
+            }
+            Ok(workspace)
+        };
+        match prepare(listed, commands, timeout, dir, &mut timings) {
             Ok(workspace) => Ok(Some(Prepared {
                 workspace,
                 first: Cell::new(Some((started, timings))),

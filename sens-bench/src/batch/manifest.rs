@@ -36,10 +36,19 @@ pub struct Manifest {
     /// The part of the plan this folder runs (`--shard`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardPart>,
+    /// Every input a run reads, by name (`task ID`, `source of task ID`, `sequence
+    /// NAME`, `script`, `rules of condition NAME`) -> file (relative to the input's
+    /// folder, or the file's name) -> digest of its content: a changed file is
+    /// named when a rerun is refused. Absent in manifests before it existed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: Inputs,
     /// A merge that left shards out: which of how many it holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<Partial>,
 }
+
+/// Input name -> file -> content digest (see [`Manifest::inputs`]).
+pub type Inputs = BTreeMap<String, BTreeMap<String, String>>;
 
 /// `--shard K/N` and the `--weights` it was balanced by.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +143,7 @@ impl Manifest {
         merged.conditions.extend(next.conditions.clone());
         merged.rules.extend(next.rules.clone());
         merged.units.extend(next.units.clone());
+        merged.inputs.extend(next.inputs.clone());
         Ok(merged)
     }
 
@@ -206,8 +216,57 @@ impl Manifest {
                 }
             }
         }
+        let no_files = BTreeMap::new();
+        for (input, new_files) in &next.inputs {
+            let old_files = match (self.inputs.get(input), additions) {
+                (Some(files), _) => files,
+                // A manifest before inputs were pinned, or an input a rerun adds.
+                (None, Additions::Allowed) => continue,
+                (None, Additions::Differ) => &no_files,
+            };
+            let files: std::collections::BTreeSet<&String> =
+                old_files.keys().chain(new_files.keys()).collect();
+            for file in files {
+                let (old, new) = (old_files.get(file), new_files.get(file));
+                if old != new {
+                    differ(
+                        &format!("{input}: file {file}"),
+                        old.unwrap_or(&absent),
+                        new.unwrap_or(&absent),
+                    );
+                }
+            }
+        }
         differences
     }
+}
+
+/// The content digest of every file under `dir`, by `/`-separated relative path.
+pub fn file_digests(dir: &Path) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut files = Vec::new();
+    collect_files(dir, dir, &mut files)?;
+    files
+        .into_iter()
+        .map(|relative| {
+            let digest = file_digest(&dir.join(&relative))?;
+            Ok((relative, digest))
+        })
+        .collect()
+}
+
+/// The content digest of one file.
+pub fn file_digest(path: &Path) -> anyhow::Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(hex::encode(Sha256::digest(bytes)))
+}
+
+/// One file as an input: its name -> its digest.
+pub fn file_input(path: &Path) -> anyhow::Result<BTreeMap<String, String>> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .with_context(|| format!("{} names no file", path.display()))?;
+    Ok(BTreeMap::from([(name, file_digest(path)?)]))
 }
 
 /// A digest of a folder's files: paths (sorted, `/`-separated) and contents.
@@ -276,6 +335,10 @@ pub(crate) mod tests {
             conditions: BTreeMap::from([("C0".into(), "d0".into())]),
             rules: BTreeMap::new(),
             units: BTreeMap::from([("t1".into(), "h1".into())]),
+            inputs: BTreeMap::from([(
+                "source of task t1".into(),
+                BTreeMap::from([("src/a.py".into(), "a1".into())]),
+            )]),
             shard: None,
             partial: None,
         }
@@ -302,6 +365,23 @@ pub(crate) mod tests {
             err.contains("agent.model") && err.contains("seed") && err.contains("task t1"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_changed_input_file_is_named() {
+        let mut next = manifest();
+        let files = next.inputs.get_mut("source of task t1").unwrap();
+        files.insert("src/a.py".into(), "a2".into());
+        files.insert("src/b.py".into(), "b1".into());
+        let err = manifest().merge(&next).unwrap_err().to_string();
+        assert!(
+            err.contains("source of task t1: file src/a.py: batch has a1, this run has a2")
+                && err.contains("source of task t1: file src/b.py: batch has none"),
+            "{err}"
+        );
+        let mut older = manifest();
+        older.inputs.clear();
+        assert!(older.merge(&manifest()).is_ok(), "a manifest before inputs");
     }
 
     #[test]

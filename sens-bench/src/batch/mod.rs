@@ -42,15 +42,20 @@ use crate::record::{AgentInfo, HookCounts, Integrity, RunKey, RunRecord, RunStat
 use crate::spec::conditions::{Condition, Conditions};
 use crate::sync::lock;
 use crate::workspace::cache::Cache;
-use manifest::{Manifest, ShardPart, digest_value};
+use leftovers::Leftovers;
+use lock::BatchLock;
+use manifest::{Inputs, Manifest, ShardPart, digest_value, file_input};
 use plan::{DEFAULT_SEED, PlannedRun, Shard};
 use progress::Progress;
 use runlog::RunLog;
 use stage::{Started, Timings};
 
 mod attempt;
+pub mod dry_run;
 mod grade;
 pub mod labels;
+pub mod leftovers;
+pub mod lock;
 pub mod manifest;
 pub mod plan;
 mod play;
@@ -106,6 +111,20 @@ pub struct BatchArgs {
     /// Run the agent without its bubblewrap sandbox (recorded in the manifest).
     #[arg(long)]
     pub no_sandbox: bool,
+    /// Run again the recorded runs of these failure classes (comma-separated:
+    /// infra_error, timeout, agent_error); their records stay, superseded.
+    #[arg(long, value_delimiter = ',', value_parser = parse_retry_class)]
+    pub retry: Vec<RunStatus>,
+}
+
+/// A failure class `--retry` accepts.
+fn parse_retry_class(text: &str) -> Result<RunStatus, String> {
+    match serde_json::from_value(serde_json::Value::String(text.to_string())) {
+        Ok(RunStatus::Ok) | Err(_) => Err(format!(
+            "`{text}` is not a failure class: expected infra_error, timeout or agent_error"
+        )),
+        Ok(status) => Ok(status),
+    }
 }
 
 /// A batch folder being worked on (manifest, run log, run folders), and what
@@ -134,12 +153,22 @@ pub struct BatchFolder {
     runtime: tokio::runtime::Runtime,
     progress: Progress,
     timings: Mutex<Vec<Timings>>,
+    retry: Vec<RunStatus>,
+    /// The temporary folders runs make, for the next command to remove if left.
+    pub(super) leftovers: Leftovers,
+    /// Held for the life of the folder: one writer per batch.
+    _lock: BatchLock,
 }
 
 impl BatchFolder {
     /// Checks the set-up against the batch's manifest (or writes it), opens the
-    /// run log, and prepares the workers' shared state.
-    pub fn open(args: &BatchArgs, units: BTreeMap<String, String>) -> anyhow::Result<BatchFolder> {
+    /// run log, and prepares the workers' shared state. `inputs` are the units'
+    /// files (see [`Manifest::inputs`]); the script and rules files are added here.
+    pub fn open(
+        args: &BatchArgs,
+        units: BTreeMap<String, String>,
+        mut inputs: Inputs,
+    ) -> anyhow::Result<BatchFolder> {
         if args.reps == 0 || args.jobs == 0 {
             bail!("--reps and --jobs must be at least 1");
         }
@@ -154,6 +183,12 @@ impl BatchFolder {
         }
         if let AgentKind::Script(file) = &agent {
             Script::load(file)?;
+            inputs.insert("script".into(), file_input(file)?);
+        }
+        for (name, condition) in &conditions {
+            if let Some(rules) = &condition.rules_path {
+                inputs.insert(format!("rules of condition {name}"), file_input(rules)?);
+            }
         }
         let claude_bin = match &args.claude_bin {
             Some(path) => path.clone(),
@@ -191,6 +226,11 @@ impl BatchFolder {
         };
         std::fs::create_dir_all(&args.out)
             .with_context(|| format!("cannot create the batch folder {}", args.out.display()))?;
+        let lock = BatchLock::acquire(&args.out)?;
+        let (leftovers, removed) = Leftovers::clean(&args.out)?;
+        if removed > 0 {
+            eprintln!("removed {removed} temporary folders left by killed runs of this batch");
+        }
         let wanted = Manifest {
             sens_bench_version: env!("CARGO_PKG_VERSION").to_string(),
             engine_rev: engine_rev.clone(),
@@ -199,6 +239,7 @@ impl BatchFolder {
             conditions: condition_digests,
             rules: crate::spec::conditions::rule_digests(&conditions),
             units,
+            inputs,
             shard: shard.clone(),
             partial: None,
         };
@@ -216,6 +257,13 @@ impl BatchFolder {
             );
         }
         exec::install_interrupt_guard()?;
+        // A CLI that dies before it reads its stdin must be a write error, recorded
+        // as its crash, not a SIGPIPE that ends the whole batch without a word
+        // (`main` restores the default for `| head`).
+        // SAFETY: setting a signal's disposition to ignored is safe at any time.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        }
         let name = args
             .out
             .file_name()
@@ -247,6 +295,9 @@ impl BatchFolder {
             runtime,
             progress: Progress::new(),
             timings: Mutex::new(Vec::new()),
+            retry: args.retry.clone(),
+            leftovers,
+            _lock: lock,
         })
     }
 
@@ -283,25 +334,45 @@ impl BatchFolder {
             .with_context(|| format!("condition {name} is not selected"))
     }
 
-    /// True when `key` has a record in the batch.
-    pub fn is_recorded(&self, key: &RunKey) -> bool {
-        self.log.contains(key)
+    /// True when `key` is to run: it has no record, or its latest attempt failed
+    /// in a class `--retry` names.
+    pub fn needs_run(&self, key: &RunKey) -> bool {
+        needs_run(self.log.latest(key).map(|l| l.status), &self.retry)
     }
 
-    /// `<out>/runs/<parts...>`: the folder of one run (or step).
-    pub fn run_path(&self, parts: &[String]) -> PathBuf {
-        parts
-            .iter()
-            .fold(self.out.join("runs"), |dir, part| dir.join(part))
+    /// `<out>/runs/<parts...>`: the folder of one run (or step), checked after
+    /// joining to be inside the batch.
+    pub fn run_path(&self, parts: &[String]) -> anyhow::Result<PathBuf> {
+        join_inside(&self.out.join("runs"), parts)
     }
 
-    /// [`Self::run_path`], emptied: what an interrupted run left is redone.
-    pub fn run_dir(&self, parts: &[String]) -> anyhow::Result<PathBuf> {
-        let dir = self.run_path(parts);
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).with_context(|| {
+    /// [`Self::run_path`] for a new attempt at `key`, empty: a recorded attempt's
+    /// folder is moved to `superseded/<parts...>/attempt-<n>/` (nothing is lost);
+    /// what an interrupted attempt left is cleared.
+    pub fn run_dir(&self, parts: &[String], key: &RunKey) -> anyhow::Result<PathBuf> {
+        let dir = self.run_path(parts)?;
+        let kept = match self.log.latest(key) {
+            Some(latest) => {
+                let mut kept = parts.to_vec();
+                kept.push(format!("attempt-{}", latest.attempt));
+                Some(join_inside(&self.out.join(SUPERSEDED_DIR), &kept)?)
+            }
+            None => None,
+        };
+        match kept {
+            Some(kept) if dir.exists() && !kept.exists() => {
+                if let Some(parent) = kept.parent() {
+                    std::fs::create_dir_all(parent)
+                        .with_context(|| format!("cannot create {}", parent.display()))?;
+                }
+                std::fs::rename(&dir, &kept).with_context(|| {
+                    format!("cannot move {} to {}", dir.display(), kept.display())
+                })?;
+            }
+            _ if dir.exists() => std::fs::remove_dir_all(&dir).with_context(|| {
                 format!("cannot clear {} left by an interrupted run", dir.display())
-            })?;
+            })?,
+            _ => {}
         }
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create the run folder {}", dir.display()))?;
@@ -341,6 +412,7 @@ impl BatchFolder {
             started_at: started.at,
             engine_rev: self.engine_rev.clone(),
             error: None,
+            attempt: self.log.latest(key).map_or(1, |latest| latest.attempt + 1),
         }
     }
 
@@ -436,6 +508,56 @@ impl BatchFolder {
     }
 }
 
+/// Whether a run whose latest record has `status` (none: not recorded) is to run
+/// under `--retry retry`.
+pub fn needs_run(status: Option<RunStatus>, retry: &[RunStatus]) -> bool {
+    status.is_none_or(|status| retry.contains(&status))
+}
+
+/// The runs of `runs` a batch would do: its shard's part (weighted by `--weights`
+/// or 1 per unit) of the plan.
+pub fn shard_part(
+    args: &BatchArgs,
+    units: &[String],
+    runs: Vec<PlannedRun>,
+) -> anyhow::Result<Vec<PlannedRun>> {
+    let Some(shard) = args.shard else {
+        return Ok(runs);
+    };
+    let weights = match &args.weights {
+        Some(path) => plan::load_weights(path, units)?,
+        None => BTreeMap::new(),
+    };
+    Ok(plan::select_shard(runs, shard, |unit| {
+        weights.get(unit).copied().unwrap_or(1)
+    }))
+}
+
+/// Where the folders of superseded attempts are kept, beside `runs/`.
+pub const SUPERSEDED_DIR: &str = "superseded";
+
+/// `base/<parts...>`, refused unless each part is one plain folder name, so the
+/// result is inside `base` whatever the parts say (checked after joining).
+fn join_inside(base: &Path, parts: &[String]) -> anyhow::Result<PathBuf> {
+    let dir = parts
+        .iter()
+        .fold(base.to_path_buf(), |dir, part| dir.join(part));
+    let inside = dir.strip_prefix(base).is_ok_and(|relative| {
+        relative.components().count() == parts.len()
+            && relative
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+    });
+    if !inside {
+        bail!(
+            "run folder {} would not be inside the batch's {}: a name in it is a path",
+            dir.display(),
+            base.display()
+        );
+    }
+    Ok(dir)
+}
+
 /// This repository's root (where `.tools` and `bench` live).
 fn repository_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -480,4 +602,29 @@ fn engine_rev() -> String {
         .map(|s| !s.is_empty())
         .unwrap_or(true);
     format!("{}{}", head.id(), if dirty { "-dirty" } else { "" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_folder_is_inside_its_batch_or_refused() {
+        let base = Path::new("/b/runs");
+        let parts = |list: &[&str]| list.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            join_inside(base, &parts(&["t", "C0", "1"])).unwrap(),
+            Path::new("/b/runs/t/C0/1")
+        );
+        for bad in [
+            &["..", "C0"][..],
+            &["t", "../../x"],
+            &["/etc"],
+            &["t", ""],
+            &["a/b"],
+        ] {
+            let err = join_inside(base, &parts(bad)).unwrap_err().to_string();
+            assert!(err.contains("would not be inside"), "{bad:?}: {err}");
+        }
+    }
 }

@@ -74,6 +74,7 @@ impl BatchFolder {
             .prefix("sens-bench-home-")
             .tempdir()
             .context("cannot create a private HOME for the CLI")?;
+        self.leftovers.note(home.path())?;
         let sandbox = match self.sandbox {
             true => Some(self.view(input, home.path())?),
             false => None,

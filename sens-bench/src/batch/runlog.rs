@@ -1,29 +1,45 @@
 //! `runs.jsonl`, the batch's record file (SPEC 3.5): one JSON record per line,
 //! appended atomically, never duplicated, and read back to resume a batch.
 //!
-//! A record is written with one `write` of the whole line to a file opened for
-//! appending, under an exclusive file lock (`File::lock`), then synced: a reader never sees half a
-//! record from a live writer. Only a crash in the middle of that write (power loss,
-//! a full disk) can leave a line without its newline; opening the log cuts such a
-//! torn tail, since its run was never complete and will run again.
+//! A record is appended with [`jsonl::append_line`]: one `write` of the whole line
+//! under an exclusive file lock, then synced, and cut back when the write fails (a
+//! full disk), so a reader never sees half a record from a live writer and no
+//! record is glued onto a torn one. Only a crash in the middle of that write (power
+//! loss) can leave a line without its newline; opening the log cuts such a torn
+//! tail, since its run was never complete and will run again.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{Context, bail};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::jsonl;
-use crate::record::RunKey;
+use crate::record::{AttemptKey, RunKey, RunStatus};
 use crate::sync::lock;
+
+/// The latest recorded attempt at a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Latest {
+    pub attempt: u32,
+    pub status: RunStatus,
+}
+
+/// What the log reads of a record line.
+#[derive(Deserialize)]
+struct Logged {
+    #[serde(flatten)]
+    key: AttemptKey,
+    status: RunStatus,
+}
 
 pub struct RunLog {
     path: PathBuf,
     file: Mutex<File>,
-    done: Mutex<HashSet<RunKey>>,
+    done: Mutex<HashMap<RunKey, Latest>>,
     /// Bytes cut from a torn final line when the log was opened.
     pub repaired_bytes: u64,
 }
@@ -48,12 +64,16 @@ impl RunLog {
             file.set_len(complete as u64)
                 .with_context(|| format!("cannot cut the torn last line of {}", path.display()))?;
         }
-        let mut done = HashSet::new();
-        for line in jsonl::lines::<RunKey>(&text[..complete], path, "a run record") {
-            let (number, key) = line?;
-            if !done.insert(key.clone()) {
-                bail!("{}:{number}: a second record for {key:?}", path.display());
-            }
+        let mut done = HashMap::new();
+        for line in jsonl::lines::<Logged>(&text[..complete], path, "a run record") {
+            let (number, logged) = line?;
+            let latest = Latest {
+                attempt: logged.key.attempt,
+                status: logged.status,
+            };
+            check_later(&done, &logged.key.run, logged.key.attempt)
+                .with_context(|| format!("{}:{number}", path.display()))?;
+            done.insert(logged.key.run, latest);
         }
         Ok(Self {
             path: path.to_owned(),
@@ -63,8 +83,9 @@ impl RunLog {
         })
     }
 
-    pub fn contains(&self, key: &RunKey) -> bool {
-        lock(&self.done).contains(key)
+    /// The latest recorded attempt at `key`, if any.
+    pub fn latest(&self, key: &RunKey) -> Option<Latest> {
+        lock(&self.done).get(key).copied()
     }
 
     pub fn len(&self) -> usize {
@@ -75,31 +96,34 @@ impl RunLog {
         self.len() == 0
     }
 
-    /// Appends one record. Refuses a second record with the same key.
+    /// Appends one record. Refuses a record whose attempt is not later than the
+    /// key's latest recorded one.
     pub fn append<T: Serialize>(&self, record: &T) -> anyhow::Result<()> {
         let mut line = serde_json::to_vec(record).context("cannot serialize a run record")?;
-        let key: RunKey =
+        let logged: Logged =
             serde_json::from_slice(&line).context("a run record lacks its key fields")?;
         line.push(b'\n');
+        let latest = Latest {
+            attempt: logged.key.attempt,
+            status: logged.status,
+        };
         let mut done = lock(&self.done);
-        if done.contains(&key) {
-            bail!("{}: {key:?} is already recorded", self.path.display());
-        }
-        let file = lock(&self.file);
-        file.lock()
-            .with_context(|| format!("cannot lock {}", self.path.display()))?;
-        // One write of the whole line: `&File` writes straight to the descriptor.
-        let written = (&*file)
-            .write_all(&line)
-            .and_then(|()| file.sync_data())
-            .with_context(|| format!("cannot append to {}", self.path.display()));
-        // Closing the file would release the lock too; the file stays open.
-        let unlocked = file
-            .unlock()
-            .with_context(|| format!("cannot unlock {}", self.path.display()));
-        written.and(unlocked)?;
-        done.insert(key);
+        check_later(&done, &logged.key.run, logged.key.attempt)
+            .with_context(|| format!("{}", self.path.display()))?;
+        jsonl::append_line(&lock(&self.file), &line, &self.path)?;
+        done.insert(logged.key.run, latest);
         Ok(())
+    }
+}
+
+/// Refuses `attempt` at `key` when an attempt as late is already recorded.
+fn check_later(done: &HashMap<RunKey, Latest>, key: &RunKey, attempt: u32) -> anyhow::Result<()> {
+    match done.get(key) {
+        Some(held) if held.attempt >= attempt => bail!(
+            "{key:?} attempt {attempt} is already recorded (latest attempt {})",
+            held.attempt
+        ),
+        _ => Ok(()),
     }
 }
 
@@ -121,7 +145,7 @@ mod tests {
         log.append(&record("t1", "C0", 1)).unwrap();
         log.append(&record("t1", "C2", 1)).unwrap();
         let err = log.append(&record("t1", "C0", 1)).unwrap_err();
-        assert!(err.to_string().contains("already recorded"));
+        assert!(format!("{err:#}").contains("already recorded"), "{err:#}");
         drop(log);
 
         let log = RunLog::open(&path).unwrap();
@@ -133,8 +157,43 @@ mod tests {
             condition: "C2".into(),
             rep: 1,
         };
-        assert!(log.contains(&key));
+        assert_eq!(
+            log.latest(&key),
+            Some(Latest {
+                attempt: 1,
+                status: RunStatus::Ok
+            })
+        );
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
+    }
+
+    #[test]
+    fn a_later_attempt_supersedes_and_an_earlier_or_equal_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.jsonl");
+        let log = RunLog::open(&path).unwrap();
+        let mut failed = record("t1", "C0", 1);
+        failed["status"] = json!("infra_error");
+        log.append(&failed).unwrap();
+        let mut retried = record("t1", "C0", 1);
+        retried["attempt"] = json!(2);
+        log.append(&retried).unwrap();
+        let err = log.append(&failed).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("attempt 1 is already recorded"),
+            "{err:#}"
+        );
+        drop(log);
+        let log = RunLog::open(&path).unwrap();
+        let key: RunKey = serde_json::from_value(retried).unwrap();
+        assert_eq!(
+            log.latest(&key),
+            Some(Latest {
+                attempt: 2,
+                status: RunStatus::Ok
+            })
+        );
+        assert_eq!(log.len(), 1, "one run, two attempts");
     }
 
     #[test]
@@ -177,7 +236,7 @@ mod tests {
         for step in 1..=3 {
             log.append(
                 &json!({"task": format!("s{step}"), "sequence": "cuentas", "step": step,
-                                "condition": "C0", "rep": 1}),
+                                "condition": "C0", "rep": 1, "status": "ok"}),
             )
             .unwrap();
         }

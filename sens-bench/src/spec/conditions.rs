@@ -9,6 +9,8 @@ use sens_engine::config::RuleConfig;
 use sens_engine::session::guards::GuardSpec;
 use serde::{Deserialize, Serialize};
 
+use super::check_name;
+
 /// One condition as written in the file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -50,6 +52,9 @@ pub struct Condition {
     /// `guards` with their settings, checked when the file is read.
     #[serde(skip)]
     pub guard_specs: Vec<GuardSpec>,
+    /// `rules` resolved against the conditions file's folder, when given.
+    #[serde(skip)]
+    pub rules_path: Option<PathBuf>,
 }
 
 impl Condition {
@@ -82,10 +87,11 @@ impl Conditions {
             .with_context(|| format!("in conditions file {}", path.display()))?;
         for (name, condition) in &mut conditions.0 {
             if let Some(rules) = &condition.rules {
-                condition.rule_config =
-                    RuleConfig::from_file(&base.join(rules)).with_context(|| {
-                        format!("conditions file {}: [{name}] field `rules`", path.display())
-                    })?;
+                let rules_path = base.join(rules);
+                condition.rule_config = RuleConfig::from_file(&rules_path).with_context(|| {
+                    format!("conditions file {}: [{name}] field `rules`", path.display())
+                })?;
+                condition.rules_path = Some(rules_path);
             }
         }
         Ok(conditions)
@@ -99,6 +105,9 @@ impl Conditions {
     /// Parses a conditions text whose guards' files are relative to `base`.
     fn parse_in(text: &str, base: &Path) -> anyhow::Result<Self> {
         let mut map: BTreeMap<String, Condition> = toml::from_str(text)?;
+        for name in map.keys() {
+            check_name("condition name", name)?;
+        }
         if map.is_empty() {
             bail!(
                 "no condition is defined: add a table such as [C0] with description, canon, engine"
@@ -335,5 +344,12 @@ mod tests {
         let err = format!("{:#}", conditions.select(&names(&["C9"])).unwrap_err());
         assert!(err.contains("C9") && err.contains("C0"), "{err}");
         assert!(conditions.select(&names(&["C0", "C0"])).is_err());
+        let traversal =
+            "[\"../../../victim\"]\ndescription = \"x\"\ncanon = false\nengine = false\n";
+        let err = format!("{:#}", Conditions::parse(traversal).unwrap_err());
+        assert!(
+            err.contains("field `condition name`") && err.contains("not a safe name"),
+            "{err}"
+        );
     }
 }

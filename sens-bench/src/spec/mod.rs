@@ -121,6 +121,50 @@ pub(crate) fn existing(
     Ok(path)
 }
 
+/// [`existing`] for a prompt file, which must also be non-empty UTF-8 text: it
+/// is what the agent is asked.
+pub(crate) fn prompt_file(dir: &Path, field: &str, relative: &Path) -> Result<PathBuf> {
+    let path = existing(dir, field, relative, Expect::File)?;
+    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    match std::str::from_utf8(&bytes) {
+        Err(err) => bail!(
+            "field `{field}`: {} is not UTF-8 text (byte {})",
+            path.display(),
+            err.valid_up_to()
+        ),
+        Ok(text) if text.trim().is_empty() => {
+            bail!("field `{field}`: {} is empty", path.display())
+        }
+        Ok(_) => Ok(path),
+    }
+}
+
+/// The longest name [`check_name`] accepts.
+pub const NAME_MAX: usize = 100;
+
+/// A name from a file that becomes a folder of run folders (task id, condition,
+/// sequence name, step id) is a name, never a path: 1 to [`NAME_MAX`] characters
+/// of `[A-Za-z0-9._-]`, the first a letter or a digit (so never `.`, `..` or a
+/// hidden folder). Checked before anything is created.
+pub fn check_name(field: &str, name: &str) -> Result<()> {
+    let safe = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let first_ok = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric());
+    if safe && first_ok && name.len() <= NAME_MAX {
+        Ok(())
+    } else {
+        bail!(
+            "field `{field}`: `{}` is not a safe name: use 1 to {NAME_MAX} of A-Z a-z 0-9 . _ -, \
+             starting with a letter or digit",
+            name.escape_debug()
+        )
+    }
+}
+
 /// A relative path that stays inside its root (no `..`, not absolute).
 pub(crate) fn relative_inside(field: &str, path: &Path) -> Result<PathBuf> {
     if path
@@ -133,5 +177,53 @@ pub(crate) fn relative_inside(field: &str, path: &Path) -> Result<PathBuf> {
             "field `{field}`: expected a relative path inside the project, found `{}`",
             path.display()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_must_be_non_empty_utf8_text() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in [("empty.md", &b" \n"[..]), ("latin1.md", b"caf\xe9\n")] {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+            let err = prompt_file(dir.path(), "prompt", Path::new(name))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("field `prompt`") && err.contains(name),
+                "{err}"
+            );
+        }
+        std::fs::write(dir.path().join("ok.md"), "Do it.\n").unwrap();
+        prompt_file(dir.path(), "prompt", Path::new("ok.md")).unwrap();
+    }
+
+    #[test]
+    fn names_are_names_not_paths() {
+        for good in ["C0", "tiny-mul", "01-a", "py.v2_x"] {
+            check_name("id", good).unwrap();
+        }
+        let long = "a".repeat(NAME_MAX + 1);
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../../../victim",
+            "a/b",
+            ".git",
+            "-x",
+            "a b",
+            "é",
+            &long,
+        ] {
+            let err = check_name("id", bad).unwrap_err().to_string();
+            assert!(
+                err.contains("field `id`") && err.contains("not a safe name"),
+                "{bad}: {err}"
+            );
+        }
     }
 }

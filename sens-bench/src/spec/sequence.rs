@@ -10,7 +10,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::files::{FileSet, Matcher, Probe, SyntaxQuery};
-use super::{Commands, Expect, check_language, existing, read_toml};
+use super::{Commands, Expect, check_language, check_name, existing, prompt_file, read_toml};
 
 /// The file name of a sequence inside its folder.
 pub const SEQUENCE_FILE: &str = "sequence.toml";
@@ -92,6 +92,7 @@ pub fn load_sequence(dir: &Path) -> Result<Sequence> {
 }
 
 fn check_sequence(raw: RawSequence, dir: &Path) -> Result<Sequence> {
+    check_name("name", &raw.name)?;
     let folder = dir
         .file_name()
         .and_then(|name| name.to_str())
@@ -116,6 +117,7 @@ fn check_sequence(raw: RawSequence, dir: &Path) -> Result<Sequence> {
     let mut steps = Vec::new();
     for (index, step) in raw.step.into_iter().enumerate() {
         let at = |field: &str| format!("step[{index}].{field}");
+        check_name(&at("id"), &step.id)?;
         if !ids.insert(step.id.clone()) {
             bail!(
                 "field `{}`: `{}` is used by an earlier step",
@@ -124,7 +126,7 @@ fn check_sequence(raw: RawSequence, dir: &Path) -> Result<Sequence> {
             );
         }
         steps.push(Step {
-            prompt: existing(dir, &at("prompt"), &step.prompt, Expect::File)?,
+            prompt: prompt_file(dir, &at("prompt"), &step.prompt)?,
             hidden: existing(dir, &at("hidden"), &step.hidden, Expect::Folder)?,
             reference: existing(dir, &at("reference"), &step.reference, Expect::File)?,
             id: step.id,

@@ -9,7 +9,9 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use super::sequence::{self, Sequence};
-use super::{Commands, Expect, check_language, existing, read_toml, relative_inside};
+use super::{
+    Commands, Expect, check_language, check_name, existing, prompt_file, read_toml, relative_inside,
+};
 
 /// What kind of reuse a task tests (SPEC 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -151,6 +153,7 @@ pub fn load_tasks(tasks_dir: &Path, only: Option<&str>) -> Result<Vec<Task>> {
 }
 
 fn check_task(raw: RawTask, dir: &Path) -> Result<Task> {
+    check_name("id", &raw.id)?;
     let folder = dir
         .file_name()
         .and_then(|name| name.to_str())
@@ -171,7 +174,7 @@ fn check_task(raw: RawTask, dir: &Path) -> Result<Task> {
         dir: dir.to_path_buf(),
         language: raw.language,
         kind: raw.kind,
-        prompt: existing(dir, "prompt", &raw.prompt, Expect::File)?,
+        prompt: prompt_file(dir, "prompt", &raw.prompt)?,
         reference: existing(dir, "reference", &raw.reference, Expect::File)?,
         hidden: existing(dir, "hidden", &raw.hidden, Expect::Folder)?,
         timeout: Duration::from_secs(raw.timeout_s),

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use git2::{ApplyLocation, Diff, IndexAddOption, Oid, Repository, Signature, Time, Tree};
 
 /// The fixed identity and date of every commit the harness makes in a copy.
@@ -73,4 +73,32 @@ pub fn apply_patch(root: &Path, patch: &Path) -> Result<()> {
                 root.display()
             )
         })
+}
+
+/// `git apply --check PATCH` in `root`: whether the patch applies, changing
+/// nothing. The git command, not libgit2, since libgit2 reads text without a
+/// `diff --git` header as an empty patch that applies. An empty file applies.
+pub fn check_patch(root: &Path, patch: &Path) -> Result<()> {
+    let empty = std::fs::metadata(patch)
+        .with_context(|| format!("cannot read the patch {}", patch.display()))?
+        .len()
+        == 0;
+    if empty {
+        return Ok(());
+    }
+    let output = std::process::Command::new("git")
+        .args(["apply", "--check"])
+        .arg(patch)
+        .current_dir(root)
+        .output()
+        .context("cannot run `git apply --check`")?;
+    if output.status.success() {
+        return Ok(());
+    }
+    bail!(
+        "the patch {} does not apply to {} (`git apply --check`: {})",
+        patch.display(),
+        root.display(),
+        String::from_utf8_lossy(&output.stderr).trim()
+    )
 }
