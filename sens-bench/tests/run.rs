@@ -885,7 +885,8 @@ fn a_second_run_on_a_live_batch_is_refused_naming_the_holder() {
         serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
     );
     let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
-    args.extend(["--agent", &agent]);
+    // The agent leaves its mark outside its copy, which the sandbox would hide.
+    args.extend(["--agent", &agent, "--no-sandbox"]);
     let mut first = spawn(&args);
     while !started.exists() {
         assert!(
@@ -1163,7 +1164,8 @@ fn a_sigkilled_runs_copy_and_home_are_removed_by_the_next_run_of_the_batch() {
         serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
     );
     let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
-    args.extend(["--agent", &agent]);
+    // The agent leaves its mark outside its copy, which the sandbox would hide.
+    args.extend(["--agent", &agent, "--no-sandbox"]);
     let mut first = spawn(&args);
     while !pid.exists() {
         assert!(first.try_wait().unwrap().is_none(), "the run ended early");
