@@ -44,7 +44,8 @@ use crate::sync::lock;
 use crate::workspace::cache::Cache;
 use leftovers::Leftovers;
 use lock::BatchLock;
-use manifest::{Inputs, Manifest, ShardPart, digest_value, file_input};
+use crate::agent::budget::RunLimits;
+use manifest::{Budgets, Inputs, Manifest, ShardPart, digest_value, file_input};
 use plan::{DEFAULT_SEED, PlannedRun, Shard};
 use progress::Progress;
 use runlog::RunLog;
@@ -112,16 +113,36 @@ pub struct BatchArgs {
     #[arg(long)]
     pub no_sandbox: bool,
     /// Run again the recorded runs of these failure classes (comma-separated:
-    /// infra_error, timeout, agent_error); their records stay, superseded.
+    /// infra_error, timeout, agent_error, budget); their records stay, superseded.
     #[arg(long, value_delimiter = ',', value_parser = parse_retry_class)]
     pub retry: Vec<RunStatus>,
+    /// End a run (or step) whose tokens, subagents included, pass N; it is
+    /// classed `budget`.
+    #[arg(long)]
+    pub max_tokens: Option<u64>,
+    /// End a run (or step) whose cost passes this many dollars; it is classed
+    /// `budget`.
+    #[arg(long, value_parser = parse_dollars)]
+    pub max_cost_usd: Option<f64>,
+    /// Start no new run once the batch's records (all attempts) cost this many
+    /// dollars; a rerun with a higher limit continues.
+    #[arg(long, value_parser = parse_dollars)]
+    pub batch_max_cost_usd: Option<f64>,
+}
+
+/// A dollar amount: a finite number, not negative.
+fn parse_dollars(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(dollars) if dollars.is_finite() && dollars >= 0.0 => Ok(dollars),
+        _ => Err(format!("`{text}` is not an amount of dollars (e.g. 2.50)")),
+    }
 }
 
 /// A failure class `--retry` accepts.
 fn parse_retry_class(text: &str) -> Result<RunStatus, String> {
     match serde_json::from_value(serde_json::Value::String(text.to_string())) {
         Ok(RunStatus::Ok) | Err(_) => Err(format!(
-            "`{text}` is not a failure class: expected infra_error, timeout or agent_error"
+            "`{text}` is not a failure class: expected infra_error, timeout, agent_error or budget"
         )),
         Ok(status) => Ok(status),
     }
@@ -154,6 +175,9 @@ pub struct BatchFolder {
     progress: Progress,
     timings: Mutex<Vec<Timings>>,
     retry: Vec<RunStatus>,
+    budgets: Budgets,
+    /// Said once: the batch's cost limit stopped it.
+    over_budget: std::sync::Once,
     /// The temporary folders runs make, for the next command to remove if left.
     pub(super) leftovers: Leftovers,
     /// Held for the life of the folder: one writer per batch.
@@ -205,6 +229,13 @@ impl BatchFolder {
             crate::agent::sandbox::check_available()?;
         }
         let engine_rev = engine_rev();
+        let budgets = Budgets {
+            run: RunLimits {
+                max_tokens: args.max_tokens,
+                max_cost_usd: args.max_cost_usd,
+            },
+            batch_max_cost_usd: args.batch_max_cost_usd,
+        };
         let mut condition_digests = BTreeMap::new();
         for (name, condition) in &conditions {
             condition_digests.insert(name.clone(), digest_value(condition)?);
@@ -241,6 +272,7 @@ impl BatchFolder {
             units,
             inputs,
             shard: shard.clone(),
+            budgets: budgets.clone(),
             partial: None,
         };
         let manifest_path = args.out.join("manifest.toml");
@@ -296,6 +328,8 @@ impl BatchFolder {
             progress: Progress::new(),
             timings: Mutex::new(Vec::new()),
             retry: args.retry.clone(),
+            budgets,
+            over_budget: std::sync::Once::new(),
             leftovers,
             _lock: lock,
         })
@@ -443,6 +477,11 @@ impl BatchFolder {
         job: impl Fn(&PlannedRun) -> anyhow::Result<()> + Sync,
     ) -> anyhow::Result<ExitCode> {
         self.progress.start(total, done);
+        // Checked before each run starts, so a resume past the limit starts none.
+        let todo = match self.past_batch_budget() {
+            true => &[],
+            false => todo,
+        };
         let pooled = pool::run(
             self.jobs,
             todo,
@@ -454,7 +493,7 @@ impl BatchFolder {
                     )
                 })
             },
-            Result::is_err,
+            |result| result.is_err() || self.past_batch_budget(),
         );
         self.progress.finish();
         if self.show_timings {
@@ -478,8 +517,31 @@ impl BatchFolder {
                 self.out.display()
             )));
         }
+        if self.past_batch_budget() && left > 0 {
+            println!("{}", self.progress.summary(&self.out));
+            return Ok(ExitCode::from(BUDGET_EXIT));
+        }
         println!("{}", self.progress.summary(&self.out));
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// True once the batch's records cost `--batch-max-cost-usd` or more; says
+    /// so once.
+    fn past_batch_budget(&self) -> bool {
+        let Some(limit) = self.budgets.batch_max_cost_usd else {
+            return false;
+        };
+        let spent = self.log.cost_usd();
+        let past = spent >= limit;
+        if past {
+            self.over_budget.call_once(|| {
+                eprintln!(
+                    "the batch's records cost ${spent:.4}, past --batch-max-cost-usd {limit}: \
+                     no new run starts. Rerun with a higher limit to continue."
+                );
+            });
+        }
+        past
     }
 
     fn print_timings(&self) {
@@ -532,6 +594,10 @@ pub fn shard_part(
         weights.get(unit).copied().unwrap_or(1)
     }))
 }
+
+/// The exit code of a batch that stopped at `--batch-max-cost-usd` with runs
+/// left to do.
+pub const BUDGET_EXIT: u8 = 3;
 
 /// Where the folders of superseded attempts are kept, beside `runs/`.
 pub const SUPERSEDED_DIR: &str = "superseded";
