@@ -1213,3 +1213,98 @@ fn a_dry_run_prints_the_plan_and_its_cost_and_creates_nothing() {
     );
     assert!(!out.exists(), "a dry run creates nothing");
 }
+
+/// Three Bash turns and a closing text on tiny-mul under C0 with `limits`; the
+/// batch folder, the command's output and the records.
+fn play_within(dir: &Path, limits: &[&str]) -> (PathBuf, Output, Vec<RunRecord>) {
+    let out = dir.join("batch");
+    let mut turns = vec![tool("Bash", serde_json::json!({"command": "true"})); 3];
+    turns.push(serde_json::json!({"blocks": [{"type": "text", "text": "Done."}]}));
+    let agent = script(dir, Value::Array(turns));
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
+    args.extend(["--agent", &agent]);
+    args.extend(limits);
+    let output = run(&args);
+    let all = records(&out);
+    (out, output, all)
+}
+
+/// The run was ended mid-turn: classed `budget`, its record and diff kept, and
+/// the CLI never wrote the turn's `result`.
+fn assert_ended_by_budget(out: &Path, output: &Output, all: &[RunRecord], limit: &str) {
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].status, RunStatus::Budget, "{:?}", all[0]);
+    let error = all[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains(&format!("passed {limit}")) && error.contains("the agent was killed"),
+        "{error}"
+    );
+    assert!(all[0].tokens.is_some_and(|t| t.total() > 0));
+    assert!(out.join("runs/tiny-mul/C0/1/diff.patch").is_file());
+    let transcript = std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/transcript.jsonl"))
+        .expect("the transcript is kept");
+    assert!(
+        transcript.contains(r#""type":"assistant""#) && !transcript.contains(r#""type":"result""#),
+        "the turn was not ended before its result"
+    );
+}
+
+#[test]
+fn a_run_past_max_tokens_is_ended_and_classed_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    // The scripted server's usage rule gives the first call 160 tokens (110
+    // input, 20 cache writes, 30 cache reads) and each later call more.
+    let (out, output, all) = play_within(dir.path(), &["--max-tokens", "300"]);
+    assert_ended_by_budget(&out, &output, &all, "--max-tokens 300");
+    let tokens = all[0].tokens.unwrap().total();
+    assert!(tokens > 300, "{tokens}");
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(manifest.contains("max_tokens = 300"), "{manifest}");
+}
+
+#[test]
+fn a_run_past_max_cost_usd_is_ended_and_classed_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    // Sonnet's price: the first call costs $0.000414, two cost $0.000888.
+    let limits = ["--model", "claude-sonnet-4-5", "--max-cost-usd", "0.0006"];
+    let (out, output, all) = play_within(dir.path(), &limits);
+    assert_ended_by_budget(&out, &output, &all, "--max-cost-usd 0.0006");
+    let cost = all[0].cost_usd.unwrap();
+    assert!(cost > 0.0006 && cost < 0.01, "{cost}");
+}
+
+#[test]
+fn the_batch_cost_limit_stops_new_runs_and_a_higher_limit_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let args = task_args(path_str(&out), "tiny-mul", "C0", "2");
+    let with_limit = |limit: &str| {
+        let extra = ["--agent", "oracle", "--batch-max-cost-usd", limit];
+        run(&[&args[..], &extra[..]].concat())
+    };
+    let stopped = with_limit("0.000001");
+    assert_eq!(stopped.status.code(), Some(3), "{stopped:?}");
+    let said = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(
+        said.matches("past --batch-max-cost-usd 0.000001: no new run starts")
+            .count(),
+        1,
+        "{said}"
+    );
+    let first = records(&out);
+    assert_eq!(first.len(), 1, "the first run is recorded, no second starts");
+    assert!(first[0].cost_usd.is_some_and(|c| c > 0.000001));
+
+    let still = with_limit("0.000001");
+    assert_eq!(still.status.code(), Some(3));
+    assert_eq!(lines(&out), 1, "a resume past the limit starts nothing");
+
+    let resumed = with_limit("100");
+    assert!(resumed.status.success(), "{resumed:?}");
+    let all = records(&out);
+    assert_eq!(all.len(), 2);
+    assert!(all.iter().all(|r| r.status == RunStatus::Ok), "{all:?}");
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(manifest.contains("batch_max_cost_usd = 100.0"), "{manifest}");
+}

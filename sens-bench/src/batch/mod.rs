@@ -477,15 +477,13 @@ impl BatchFolder {
         job: impl Fn(&PlannedRun) -> anyhow::Result<()> + Sync,
     ) -> anyhow::Result<ExitCode> {
         self.progress.start(total, done);
-        // Checked before each run starts, so a resume past the limit starts none.
-        let todo = match self.past_batch_budget() {
-            true => &[],
-            false => todo,
-        };
         let pooled = pool::run(
             self.jobs,
             todo,
             |planned| {
+                if !self.may_start() {
+                    return Ok(());
+                }
                 job(planned).with_context(|| {
                     format!(
                         "run {} {} rep {}",
@@ -493,7 +491,7 @@ impl BatchFolder {
                     )
                 })
             },
-            |result| result.is_err() || self.past_batch_budget(),
+            Result::is_err,
         );
         self.progress.finish();
         if self.show_timings {
@@ -517,7 +515,7 @@ impl BatchFolder {
                 self.out.display()
             )));
         }
-        if self.past_batch_budget() && left > 0 {
+        if self.over_budget.is_completed() {
             println!("{}", self.progress.summary(&self.out));
             return Ok(ExitCode::from(BUDGET_EXIT));
         }
@@ -525,23 +523,23 @@ impl BatchFolder {
         Ok(ExitCode::SUCCESS)
     }
 
-    /// True once the batch's records cost `--batch-max-cost-usd` or more; says
-    /// so once.
-    fn past_batch_budget(&self) -> bool {
+    /// False once the batch's records cost `--batch-max-cost-usd` or more
+    /// (saying so once): no new run or sequence step starts then.
+    pub fn may_start(&self) -> bool {
         let Some(limit) = self.budgets.batch_max_cost_usd else {
-            return false;
+            return true;
         };
         let spent = self.log.cost_usd();
-        let past = spent >= limit;
-        if past {
-            self.over_budget.call_once(|| {
-                eprintln!(
-                    "the batch's records cost ${spent:.4}, past --batch-max-cost-usd {limit}: \
-                     no new run starts. Rerun with a higher limit to continue."
-                );
-            });
+        if spent < limit {
+            return true;
         }
-        past
+        self.over_budget.call_once(|| {
+            eprintln!(
+                "the batch's records cost ${spent:.6}, past --batch-max-cost-usd {limit}: \
+                 no new run starts. Rerun with a higher limit to continue."
+            );
+        });
+        false
     }
 
     fn print_timings(&self) {
@@ -596,7 +594,7 @@ pub fn shard_part(
 }
 
 /// The exit code of a batch that stopped at `--batch-max-cost-usd` with runs
-/// left to do.
+/// (or steps) left to do.
 pub const BUDGET_EXIT: u8 = 3;
 
 /// Where the folders of superseded attempts are kept, beside `runs/`.
