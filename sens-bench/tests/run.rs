@@ -1214,11 +1214,11 @@ fn a_dry_run_prints_the_plan_and_its_cost_and_creates_nothing() {
     assert!(!out.exists(), "a dry run creates nothing");
 }
 
-/// Three Bash turns and a closing text on tiny-mul under C0 with `limits`; the
+/// `bash` Bash turns and a closing text on tiny-mul under C0 with `limits`; the
 /// batch folder, the command's output and the records.
-fn play_within(dir: &Path, limits: &[&str]) -> (PathBuf, Output, Vec<RunRecord>) {
+fn play_within(dir: &Path, bash: usize, limits: &[&str]) -> (PathBuf, Output, Vec<RunRecord>) {
     let out = dir.join("batch");
-    let mut turns = vec![tool("Bash", serde_json::json!({"command": "true"})); 3];
+    let mut turns = vec![tool("Bash", serde_json::json!({"command": "true"})); bash];
     turns.push(serde_json::json!({"blocks": [{"type": "text", "text": "Done."}]}));
     let agent = script(dir, Value::Array(turns));
     let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
@@ -1253,9 +1253,10 @@ fn assert_ended_by_budget(out: &Path, output: &Output, all: &[RunRecord], limit:
 #[test]
 fn a_run_past_max_tokens_is_ended_and_classed_budget() {
     let dir = tempfile::tempdir().unwrap();
-    // The scripted server's usage rule gives the first call 160 tokens (110
-    // input, 20 cache writes, 30 cache reads) and each later call more.
-    let (out, output, all) = play_within(dir.path(), &["--max-tokens", "300"]);
+    // The scripted server's usage rule gives the first call 170 tokens (120
+    // input for the CLI's two messages, 20 cache writes, 30 cache reads) and
+    // each later call more.
+    let (out, output, all) = play_within(dir.path(), 3, &["--max-tokens", "300"]);
     assert_ended_by_budget(&out, &output, &all, "--max-tokens 300");
     let tokens = all[0].tokens.unwrap().total();
     assert!(tokens > 300, "{tokens}");
@@ -1266,12 +1267,31 @@ fn a_run_past_max_tokens_is_ended_and_classed_budget() {
 #[test]
 fn a_run_past_max_cost_usd_is_ended_and_classed_budget() {
     let dir = tempfile::tempdir().unwrap();
-    // Sonnet's price: the first call costs $0.000414, two cost $0.000888.
+    // Sonnet's price: the first call costs $0.000444, two about $0.00095.
     let limits = ["--model", "claude-sonnet-4-5", "--max-cost-usd", "0.0006"];
-    let (out, output, all) = play_within(dir.path(), &limits);
+    let (out, output, all) = play_within(dir.path(), 3, &limits);
     assert_ended_by_budget(&out, &output, &all, "--max-cost-usd 0.0006");
     let cost = all[0].cost_usd.unwrap();
     assert!(cost > 0.0006 && cost < 0.01, "{cost}");
+}
+
+#[test]
+fn a_turn_that_finishes_past_a_limit_is_classed_budget_with_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    // One call: 170 tokens seen mid-turn (output is not known before the
+    // result), 173 in the result with its 3 output tokens.
+    let (out, output, all) = play_within(dir.path(), 0, &["--max-tokens", "171"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(all[0].status, RunStatus::Budget, "{:?}", all[0]);
+    let error = all[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("173 tokens passed --max-tokens 171") && !error.contains("killed"),
+        "{error}"
+    );
+    assert!(all[0].turns.is_some(), "the result's figures are kept");
+    let transcript =
+        std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/transcript.jsonl")).unwrap();
+    assert!(transcript.contains(r#""type":"result""#));
 }
 
 #[test]
@@ -1293,7 +1313,11 @@ fn the_batch_cost_limit_stops_new_runs_and_a_higher_limit_resumes() {
         "{said}"
     );
     let first = records(&out);
-    assert_eq!(first.len(), 1, "the first run is recorded, no second starts");
+    assert_eq!(
+        first.len(),
+        1,
+        "the first run is recorded, no second starts"
+    );
     assert!(first[0].cost_usd.is_some_and(|c| c > 0.000001));
 
     let still = with_limit("0.000001");
@@ -1306,5 +1330,8 @@ fn the_batch_cost_limit_stops_new_runs_and_a_higher_limit_resumes() {
     assert_eq!(all.len(), 2);
     assert!(all.iter().all(|r| r.status == RunStatus::Ok), "{all:?}");
     let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
-    assert!(manifest.contains("batch_max_cost_usd = 100.0"), "{manifest}");
+    assert!(
+        manifest.contains("batch_max_cost_usd = 100.0"),
+        "{manifest}"
+    );
 }

@@ -139,7 +139,11 @@ mod tests {
         tally.add(&block("m1", "claude-sonnet-4-5", 1_000_000));
         tally.add(&block("m2", "unknown-model", 10));
         assert_eq!(tally.spent.usage.input, 1_000_010);
-        assert!((tally.spent.cost_usd - 3.0).abs() < 1e-9, "{:?}", tally.spent);
+        assert!(
+            (tally.spent.cost_usd - 3.0).abs() < 1e-9,
+            "{:?}",
+            tally.spent
+        );
     }
 
     #[test]
@@ -149,8 +153,18 @@ mod tests {
             max_cost_usd: Some(0.5),
         };
         assert_eq!(limits.passed(100, 0.5), None);
-        assert!(limits.passed(101, 0.0).unwrap().contains("--max-tokens 100"));
-        assert!(limits.passed(0, 0.6).unwrap().contains("--max-cost-usd 0.5"));
+        assert!(
+            limits
+                .passed(101, 0.0)
+                .unwrap()
+                .contains("--max-tokens 100")
+        );
+        assert!(
+            limits
+                .passed(0, 0.6)
+                .unwrap()
+                .contains("--max-cost-usd 0.5")
+        );
         assert_eq!(RunLimits::default().passed(u64::MAX, 1e9), None);
     }
 }

@@ -34,6 +34,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 
 use crate::agent::AgentKind;
+use crate::agent::budget::RunLimits;
 use crate::agent::claude::pinned_claude_bin;
 use crate::agent::script::Script;
 use crate::exec;
@@ -44,7 +45,6 @@ use crate::sync::lock;
 use crate::workspace::cache::Cache;
 use leftovers::Leftovers;
 use lock::BatchLock;
-use crate::agent::budget::RunLimits;
 use manifest::{Budgets, Inputs, Manifest, ShardPart, digest_value, file_input};
 use plan::{DEFAULT_SEED, PlannedRun, Shard};
 use progress::Progress;
