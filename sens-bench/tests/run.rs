@@ -1335,3 +1335,41 @@ fn the_batch_cost_limit_stops_new_runs_and_a_higher_limit_resumes() {
         "{manifest}"
     );
 }
+
+#[test]
+fn a_sequence_goes_on_after_a_budget_step_and_stops_between_steps_at_the_batch_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let sequence = fixtures().join("sequences/tiny-seq");
+    let sequence_run = |out: &Path, limits: &[&str]| {
+        let args = ["sequence", "run", path_str(&sequence), "--condition", "C0"];
+        let out = ["--agent", "oracle", "--out", path_str(out)];
+        run(&[&args[..], &out[..], limits].concat())
+    };
+    let statuses =
+        |out: &Path| -> Vec<RunStatus> { records(out).iter().map(|r| r.status).collect() };
+
+    // Step 1's first call (170 tokens) passes the limit: it is ended and
+    // recorded, and the next steps still start from what it left (there the
+    // oracle's reference patches no longer apply: an infra_error, as after any
+    // failed oracle step).
+    let tight = dir.path().join("tight");
+    let output = sequence_run(&tight, &["--max-tokens", "100"]);
+    assert!(output.status.success(), "{output:?}");
+    let steps = |out: &Path| -> Vec<Option<u32>> { records(out).iter().map(|r| r.step).collect() };
+    assert_eq!(steps(&tight), vec![Some(1), Some(2), Some(3)]);
+    assert_eq!(statuses(&tight)[0], RunStatus::Budget);
+
+    let out = dir.path().join("batch");
+    let stopped = sequence_run(&out, &["--batch-max-cost-usd", "0.000001"]);
+    assert_eq!(stopped.status.code(), Some(3), "{stopped:?}");
+    assert!(String::from_utf8_lossy(&stopped.stderr).contains("no new run starts"));
+    assert_eq!(
+        statuses(&out),
+        vec![RunStatus::Ok],
+        "no step after the first"
+    );
+    let resumed = sequence_run(&out, &["--batch-max-cost-usd", "100"]);
+    assert!(resumed.status.success(), "{resumed:?}");
+    assert_eq!(steps(&out), vec![Some(1), Some(2), Some(3)]);
+    assert_eq!(statuses(&out), vec![RunStatus::Ok; 3]);
+}
