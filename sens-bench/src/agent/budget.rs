@@ -65,10 +65,6 @@ impl RunLimits {
             .filter(|max| cost_usd > *max)
             .map(|max| format!("${cost_usd:.6} passed --max-cost-usd {max}"))
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.max_tokens.is_none() && self.max_cost_usd.is_none()
-    }
 }
 
 /// What a run spent: tokens of every model call, and their cost in dollars.
