@@ -52,7 +52,7 @@ enum Command {
     /// Report on a batch: Markdown, CSV and plots, or the comparisons as JSON.
     Report(sens_bench::report::ReportOptions),
     /// Run a batch: every task x condition x rep, resumable (SPEC 3.5).
-    Run(sens_bench::run::RunArgs),
+    Run(Box<sens_bench::run::RunArgs>),
     /// Join the folders of a batch's shards (`--shard K/N`) into one batch folder.
     Merge(sens_bench::merge::MergeArgs),
     /// Horizonte sequences.
@@ -81,7 +81,7 @@ enum Sequence {
     /// Final sizes, growth curves and the decision of a sequence batch.
     Report(sens_bench::report::sequence::SequenceOptions),
     /// Run sequences step by step on the agent's own results (SPEC 3.7).
-    Run(sens_bench::sequence_run::SequenceRunArgs),
+    Run(Box<sens_bench::sequence_run::SequenceRunArgs>),
 }
 
 #[derive(Args)]

@@ -41,6 +41,8 @@ pub enum RunStatus {
     AgentError,
     /// The agent did not finish within the task's `timeout_s`.
     Timeout,
+    /// The run passed `--max-tokens` or `--max-cost-usd` (see `agent::budget`).
+    Budget,
     /// The harness failed around the agent: materializing, setup, the CLI crashed
     /// or could not start, grading could not run.
     InfraError,
@@ -48,10 +50,11 @@ pub enum RunStatus {
 
 impl RunStatus {
     /// Every status, in the order reports list them.
-    pub const ALL: [RunStatus; 4] = [
+    pub const ALL: [RunStatus; 5] = [
         RunStatus::Ok,
         RunStatus::AgentError,
         RunStatus::Timeout,
+        RunStatus::Budget,
         RunStatus::InfraError,
     ];
 
@@ -60,6 +63,7 @@ impl RunStatus {
             RunStatus::Ok => "ok",
             RunStatus::AgentError => "agent_error",
             RunStatus::Timeout => "timeout",
+            RunStatus::Budget => "budget",
             RunStatus::InfraError => "infra_error",
         }
     }

@@ -15,8 +15,11 @@
 //! - A step's `hidden_pass` runs that step's hidden tests; earlier steps' hidden
 //!   tests are the validation's concern (`sequence validate`).
 //! - Sequences have no `timeout_s`: each step gets `--step-timeout-s` (900).
-//! - A step whose agent failed (timeout, error) is recorded as such and the
-//!   sequence goes on from whatever the agent left: that is its own result.
+//! - A step whose agent failed (timeout, error, a per-run `budget`) is recorded
+//!   as such and the sequence goes on from whatever the agent left: that is its
+//!   own result.
+//! - `--batch-max-cost-usd` is checked before every step: past it the
+//!   repetition stops between steps, and a resume replays the recorded ones.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -150,6 +153,10 @@ fn run_sequence(
         state = commit_step(root, index + 1)?;
     }
     for index in recorded..sequence.steps.len() {
+        // The first step was let start by the batch.
+        if index > recorded && !batch.may_start() {
+            return Ok(());
+        }
         let step = &sequence.steps[index];
         let key = step_key(sequence, index, planned);
         let dir = if index == recorded {

@@ -49,6 +49,7 @@ impl Fixture {
             env: vec![("CLAUDE_CODE_MAX_RETRIES".into(), "0".into())],
             transcript: dir.path().join("transcript.jsonl"),
             sandbox: None,
+            limits: Default::default(),
         };
         Fixture {
             dir,

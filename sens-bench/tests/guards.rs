@@ -650,6 +650,7 @@ async fn a_compaction_through_the_cli_gets_the_recitation() {
         env: vec![("CLAUDE_CODE_MAX_RETRIES".into(), "0".into())],
         transcript: dir.path().join("transcript.jsonl"),
         sandbox: None,
+        limits: Default::default(),
     };
     let mut session = ClaudeSession::start(&options, Some(Box::new(handler)))
         .await

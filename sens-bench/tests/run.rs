@@ -1215,3 +1215,163 @@ fn a_dry_run_prints_the_plan_and_its_cost_and_creates_nothing() {
     );
     assert!(!out.exists(), "a dry run creates nothing");
 }
+
+/// `bash` Bash turns and a closing text on tiny-mul under C0 with `limits`; the
+/// batch folder, the command's output and the records.
+fn play_within(dir: &Path, bash: usize, limits: &[&str]) -> (PathBuf, Output, Vec<RunRecord>) {
+    let out = dir.join("batch");
+    let mut turns = vec![tool("Bash", serde_json::json!({"command": "true"})); bash];
+    turns.push(serde_json::json!({"blocks": [{"type": "text", "text": "Done."}]}));
+    let agent = script(dir, Value::Array(turns));
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
+    args.extend(["--agent", &agent]);
+    args.extend(limits);
+    let output = run(&args);
+    let all = records(&out);
+    (out, output, all)
+}
+
+/// The run was ended mid-turn: classed `budget`, its record and diff kept, and
+/// the CLI never wrote the turn's `result`.
+fn assert_ended_by_budget(out: &Path, output: &Output, all: &[RunRecord], limit: &str) {
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].status, RunStatus::Budget, "{:?}", all[0]);
+    let error = all[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains(&format!("passed {limit}")) && error.contains("the agent was killed"),
+        "{error}"
+    );
+    assert!(all[0].tokens.is_some_and(|t| t.total() > 0));
+    assert!(out.join("runs/tiny-mul/C0/1/diff.patch").is_file());
+    let transcript = std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/transcript.jsonl"))
+        .expect("the transcript is kept");
+    assert!(
+        transcript.contains(r#""type":"assistant""#) && !transcript.contains(r#""type":"result""#),
+        "the turn was not ended before its result"
+    );
+}
+
+#[test]
+fn a_run_past_max_tokens_is_ended_and_classed_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    // The scripted server's usage rule gives the first call 170 tokens (120
+    // input for the CLI's two messages, 20 cache writes, 30 cache reads) and
+    // each later call more.
+    let (out, output, all) = play_within(dir.path(), 3, &["--max-tokens", "300"]);
+    assert_ended_by_budget(&out, &output, &all, "--max-tokens 300");
+    let tokens = all[0].tokens.unwrap().total();
+    assert!(tokens > 300, "{tokens}");
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(manifest.contains("max_tokens = 300"), "{manifest}");
+}
+
+#[test]
+fn a_run_past_max_cost_usd_is_ended_and_classed_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    // Sonnet's price: the first call costs $0.000444, two about $0.00095.
+    let limits = ["--model", "claude-sonnet-4-5", "--max-cost-usd", "0.0006"];
+    let (out, output, all) = play_within(dir.path(), 3, &limits);
+    assert_ended_by_budget(&out, &output, &all, "--max-cost-usd 0.0006");
+    let cost = all[0].cost_usd.unwrap();
+    assert!(cost > 0.0006 && cost < 0.01, "{cost}");
+}
+
+#[test]
+fn a_turn_that_finishes_past_a_limit_is_classed_budget_with_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    // One call: 170 tokens seen mid-turn (output is not known before the
+    // result), 173 in the result with its 3 output tokens.
+    let (out, output, all) = play_within(dir.path(), 0, &["--max-tokens", "171"]);
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(all[0].status, RunStatus::Budget, "{:?}", all[0]);
+    let error = all[0].error.as_deref().unwrap_or_default();
+    assert!(
+        error.contains("173 tokens passed --max-tokens 171") && !error.contains("killed"),
+        "{error}"
+    );
+    assert!(all[0].turns.is_some(), "the result's figures are kept");
+    let transcript =
+        std::fs::read_to_string(out.join("runs/tiny-mul/C0/1/transcript.jsonl")).unwrap();
+    assert!(transcript.contains(r#""type":"result""#));
+}
+
+#[test]
+fn the_batch_cost_limit_stops_new_runs_and_a_higher_limit_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let args = task_args(path_str(&out), "tiny-mul", "C0", "2");
+    let with_limit = |limit: &str| {
+        let extra = ["--agent", "oracle", "--batch-max-cost-usd", limit];
+        run(&[&args[..], &extra[..]].concat())
+    };
+    let stopped = with_limit("0.000001");
+    assert_eq!(stopped.status.code(), Some(3), "{stopped:?}");
+    let said = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(
+        said.matches("past --batch-max-cost-usd 0.000001: no new run starts")
+            .count(),
+        1,
+        "{said}"
+    );
+    let first = records(&out);
+    assert_eq!(
+        first.len(),
+        1,
+        "the first run is recorded, no second starts"
+    );
+    assert!(first[0].cost_usd.is_some_and(|c| c > 0.000001));
+
+    let still = with_limit("0.000001");
+    assert_eq!(still.status.code(), Some(3));
+    assert_eq!(lines(&out), 1, "a resume past the limit starts nothing");
+
+    let resumed = with_limit("100");
+    assert!(resumed.status.success(), "{resumed:?}");
+    let all = records(&out);
+    assert_eq!(all.len(), 2);
+    assert!(all.iter().all(|r| r.status == RunStatus::Ok), "{all:?}");
+    let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
+    assert!(
+        manifest.contains("batch_max_cost_usd = 100.0"),
+        "{manifest}"
+    );
+}
+
+#[test]
+fn a_sequence_goes_on_after_a_budget_step_and_stops_between_steps_at_the_batch_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let sequence = fixtures().join("sequences/tiny-seq");
+    let sequence_run = |out: &Path, limits: &[&str]| {
+        let args = ["sequence", "run", path_str(&sequence), "--condition", "C0"];
+        let out = ["--agent", "oracle", "--out", path_str(out)];
+        run(&[&args[..], &out[..], limits].concat())
+    };
+    let statuses =
+        |out: &Path| -> Vec<RunStatus> { records(out).iter().map(|r| r.status).collect() };
+
+    // Step 1's first call (170 tokens) passes the limit: it is ended and
+    // recorded, and the next steps still start from what it left (there the
+    // oracle's reference patches no longer apply: an infra_error, as after any
+    // failed oracle step).
+    let tight = dir.path().join("tight");
+    let output = sequence_run(&tight, &["--max-tokens", "100"]);
+    assert!(output.status.success(), "{output:?}");
+    let steps = |out: &Path| -> Vec<Option<u32>> { records(out).iter().map(|r| r.step).collect() };
+    assert_eq!(steps(&tight), vec![Some(1), Some(2), Some(3)]);
+    assert_eq!(statuses(&tight)[0], RunStatus::Budget);
+
+    let out = dir.path().join("batch");
+    let stopped = sequence_run(&out, &["--batch-max-cost-usd", "0.000001"]);
+    assert_eq!(stopped.status.code(), Some(3), "{stopped:?}");
+    assert!(String::from_utf8_lossy(&stopped.stderr).contains("no new run starts"));
+    assert_eq!(
+        statuses(&out),
+        vec![RunStatus::Ok],
+        "no step after the first"
+    );
+    let resumed = sequence_run(&out, &["--batch-max-cost-usd", "100"]);
+    assert!(resumed.status.success(), "{resumed:?}");
+    assert_eq!(steps(&out), vec![Some(1), Some(2), Some(3)]);
+    assert_eq!(statuses(&out), vec![RunStatus::Ok; 3]);
+}

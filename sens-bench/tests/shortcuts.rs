@@ -123,6 +123,7 @@ async fn play(script: Script, engine: bool) -> Played {
         env: vec![("CLAUDE_CODE_MAX_RETRIES".into(), "0".into())],
         transcript: dir.path().join("transcript.jsonl"),
         sandbox: None,
+        limits: Default::default(),
     };
     let ledger_path = dir.path().join("hooks.jsonl");
     let handler: Option<Box<dyn HookHandler>> = engine.then(|| {

@@ -35,6 +35,7 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+use super::budget::{RunLimits, Spent, Tally};
 use super::sandbox::View;
 use super::{HookHandler, Usage};
 use crate::exec::group::{descendants, kill_all, kill_group, kill_tree};
@@ -84,6 +85,8 @@ pub struct ClaudeOptions {
     pub transcript: PathBuf,
     /// The bubblewrap sandbox the CLI runs in; `None` with `--no-sandbox`.
     pub sandbox: Option<View>,
+    /// Each turn's spending limits (see [`super::budget`]).
+    pub limits: RunLimits,
 }
 
 impl ClaudeOptions {
@@ -155,6 +158,14 @@ pub enum AgentError {
     ApiError { result: Box<TurnResult> },
     #[error("the agent did not finish within {}s: interrupted, then killed", after.as_secs())]
     Timeout { after: Duration },
+    /// A spending limit was passed: mid-turn (the CLI was killed, `result` is
+    /// `None` and `spent` is the stream's tally) or by the turn's `result`.
+    #[error("{reason}{}", if result.is_none() { ": the agent was killed" } else { "" })]
+    Budget {
+        reason: String,
+        spent: Spent,
+        result: Option<Box<TurnResult>>,
+    },
     /// The harness's side failed (transcript, protocol); not the agent's fault.
     #[error(transparent)]
     Harness(#[from] anyhow::Error),
@@ -286,6 +297,8 @@ fn model_usage<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Usage, D::Error
 /// What the reader passes to the session.
 enum Event {
     Response(Value),
+    /// An `assistant` message: its API call's usage counts against the limits.
+    Assistant(Value),
     Result(Value),
     /// The stream ended; `Err` when reading or recording it failed.
     Closed(Result<(), String>),
@@ -349,6 +362,7 @@ pub struct ClaudeSession {
     child: Child,
     pid: u32,
     timeout: Duration,
+    limits: RunLimits,
     writer: mpsc::UnboundedSender<Outgoing>,
     events: mpsc::UnboundedReceiver<Event>,
     reader: Option<JoinHandle<()>>,
@@ -472,6 +486,7 @@ impl ClaudeSession {
             child,
             pid,
             timeout: options.timeout,
+            limits: options.limits,
             writer,
             events,
             reader: Some(reader),
@@ -522,8 +537,16 @@ impl ClaudeSession {
             "message": {"role": "user", "content": prompt},
             "parent_tool_use_id": null,
         }));
-        let value = match tokio::time::timeout(self.timeout, self.next_result()).await {
-            Ok(Some(value)) => value,
+        let value = match tokio::time::timeout(self.timeout, self.watch_turn()).await {
+            Ok(Some(Ok(value))) => value,
+            Ok(Some(Err((reason, spent)))) => {
+                self.kill().await;
+                return Err(AgentError::Budget {
+                    reason,
+                    spent,
+                    result: None,
+                });
+            }
             Ok(None) => return Err(self.crashed().await),
             Err(_) => {
                 self.send_request(json!({"subtype": "interrupt"}));
@@ -554,6 +577,17 @@ impl ClaudeSession {
             );
         }
         let result = self.cumulative.per_turn(TurnResult::parse(value)?)?;
+        let tokens = result.total_usage().total();
+        if let Some(reason) = self.limits.passed(tokens, result.total_cost_usd) {
+            return Err(AgentError::Budget {
+                reason,
+                spent: Spent {
+                    usage: result.usage,
+                    cost_usd: result.total_cost_usd,
+                },
+                result: Some(Box::new(result)),
+            });
+        }
         if result.is_error {
             return Err(AgentError::ApiError {
                 result: Box::new(result),
@@ -656,10 +690,32 @@ impl ClaudeSession {
         }
     }
 
+    /// The turn's `result`, or what was spent when the stream's tally passed a
+    /// limit first; `None` when the stream ended.
+    async fn watch_turn(&mut self) -> Option<Result<Value, (String, Spent)>> {
+        let mut tally = Tally::default();
+        loop {
+            match self.next_event(false).await? {
+                Event::Result(value) => return Some(Ok(value)),
+                Event::Assistant(message) => {
+                    tally.add(&message);
+                    let spent = tally.spent;
+                    if let Some(reason) = self.limits.passed(spent.usage.total(), spent.cost_usd) {
+                        return Some(Err((reason, spent)));
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+
     async fn next_result(&mut self) -> Option<Value> {
-        match self.next_event(false).await? {
-            Event::Result(value) => Some(value),
-            _ => None,
+        loop {
+            match self.next_event(false).await? {
+                Event::Result(value) => return Some(value),
+                Event::Assistant(_) => continue,
+                _ => return None,
+            }
         }
     }
 }
@@ -760,6 +816,7 @@ async fn read_stream(
         };
         let forwarded = match message["type"].as_str() {
             Some("result") => events.send(Event::Result(message)).is_ok(),
+            Some("assistant") => events.send(Event::Assistant(message)).is_ok(),
             Some("control_response") => events
                 .send(Event::Response(message["response"].clone()))
                 .is_ok(),
@@ -904,6 +961,7 @@ mod tests {
             env: Vec::new(),
             transcript: PathBuf::from("/t"),
             sandbox: None,
+            limits: Default::default(),
         }
     }
 

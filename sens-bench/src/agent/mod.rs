@@ -15,6 +15,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub mod acceptance;
+pub mod budget;
 pub mod claude;
 pub mod decider;
 pub mod engine;

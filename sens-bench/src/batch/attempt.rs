@@ -108,8 +108,17 @@ impl BatchFolder {
             (Err(err), Ok(())) => {
                 record.status = status_of(&err);
                 record.error = Some(one_line(&format!("{err:#}")));
-                if let AgentError::ApiError { result } = &err {
-                    keep_usage(&mut record, result);
+                match &err {
+                    AgentError::ApiError { result }
+                    | AgentError::Budget {
+                        result: Some(result),
+                        ..
+                    } => keep_usage(&mut record, result),
+                    AgentError::Budget { spent, .. } => {
+                        record.tokens = Some(spent.usage);
+                        record.cost_usd = Some(spent.cost_usd);
+                    }
+                    _ => {}
                 }
             }
         }
@@ -134,6 +143,7 @@ fn status_of(err: &AgentError) -> RunStatus {
     match err {
         AgentError::ApiError { .. } => RunStatus::AgentError,
         AgentError::Timeout { .. } => RunStatus::Timeout,
+        AgentError::Budget { .. } => RunStatus::Budget,
         AgentError::CliMissing { .. } | AgentError::CliCrashed { .. } | AgentError::Harness(_) => {
             RunStatus::InfraError
         }

@@ -7,27 +7,8 @@
 //! estimate is a range: every token at the model's input price (low) to every
 //! token at its output price (high).
 
+use crate::agent::budget::price;
 use crate::batch::plan::PlannedRun;
-
-/// Dollars per million tokens, (input, output), of the Claude API models by the
-/// family name a `--model` holds. Source: Anthropic's published API prices for
-/// the 4.5 models (anthropic.com/pricing, November 2025: Opus 4.5 $5 / $25,
-/// Sonnet 4.5 $3 / $15, Haiku 4.5 $1 / $5), not re-checked on 2026-12-01 since
-/// this machine has no web access: check them before relying on an estimate.
-const PRICES: [(&str, f64, f64); 3] = [
-    ("opus", 5.0, 25.0),
-    ("sonnet", 3.0, 15.0),
-    ("haiku", 1.0, 5.0),
-];
-
-/// The (input, output) price of `model` per million tokens, when known.
-pub fn price(model: &str) -> Option<(f64, f64)> {
-    let model = model.to_ascii_lowercase();
-    PRICES
-        .iter()
-        .find(|(family, _, _)| model.contains(family))
-        .map(|&(_, input, output)| (input, output))
-}
 
 /// The low and high cost in dollars of `runs` runs of `tokens` each at `price`.
 pub fn estimate(runs: usize, tokens: u64, (input, output): (f64, f64)) -> (f64, f64) {
@@ -81,8 +62,6 @@ mod tests {
 
     #[test]
     fn the_cost_is_a_range_from_the_input_to_the_output_price() {
-        assert_eq!(price("claude-sonnet-4-5"), Some((3.0, 15.0)));
-        assert_eq!(price("unknown"), None);
         let (low, high) = estimate(10, 200_000, (3.0, 15.0));
         assert!((low - 6.0).abs() < 1e-9 && (high - 30.0).abs() < 1e-9);
     }

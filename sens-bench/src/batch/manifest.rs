@@ -16,9 +16,10 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::agent::budget::RunLimits;
 pub use crate::record::AgentInfo;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     pub sens_bench_version: String,
@@ -42,9 +43,22 @@ pub struct Manifest {
     /// named when a rerun is refused. Absent in manifests before it existed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub inputs: Inputs,
+    /// The spending limits of the latest command on the batch: a rerun may
+    /// change them (each record's status says whether its run passed one).
+    #[serde(default)]
+    pub budgets: Budgets,
     /// A merge that left shards out: which of how many it holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<Partial>,
+}
+
+/// `--max-tokens`, `--max-cost-usd` and `--batch-max-cost-usd`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Budgets {
+    #[serde(flatten)]
+    pub run: RunLimits,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_max_cost_usd: Option<f64>,
 }
 
 /// Input name -> file -> content digest (see [`Manifest::inputs`]).
@@ -144,6 +158,7 @@ impl Manifest {
         merged.rules.extend(next.rules.clone());
         merged.units.extend(next.units.clone());
         merged.inputs.extend(next.inputs.clone());
+        merged.budgets = next.budgets.clone();
         Ok(merged)
     }
 
@@ -334,6 +349,7 @@ pub(crate) mod tests {
             },
             conditions: BTreeMap::from([("C0".into(), "d0".into())]),
             rules: BTreeMap::new(),
+            budgets: Budgets::default(),
             units: BTreeMap::from([("t1".into(), "h1".into())]),
             inputs: BTreeMap::from([(
                 "source of task t1".into(),
@@ -352,6 +368,24 @@ pub(crate) mod tests {
         let merged = manifest().merge(&next).expect("compatible");
         assert_eq!(merged.units.len(), 2);
         assert_eq!(merged.conditions.len(), 2);
+    }
+
+    #[test]
+    fn a_rerun_may_change_the_limits_and_they_are_saved() {
+        let mut next = manifest();
+        next.budgets = Budgets {
+            run: RunLimits {
+                max_tokens: Some(1000),
+                max_cost_usd: Some(0.5),
+            },
+            batch_max_cost_usd: Some(2.0),
+        };
+        let merged = manifest().merge(&next).expect("limits may change");
+        assert_eq!(merged.budgets, next.budgets);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest.toml");
+        merged.save(&path).unwrap();
+        assert_eq!(Manifest::load(&path).unwrap(), Some(merged));
     }
 
     #[test]

@@ -34,6 +34,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 
 use crate::agent::AgentKind;
+use crate::agent::budget::RunLimits;
 use crate::agent::claude::pinned_claude_bin;
 use crate::agent::script::Script;
 use crate::exec;
@@ -44,7 +45,7 @@ use crate::sync::lock;
 use crate::workspace::cache::Cache;
 use leftovers::Leftovers;
 use lock::BatchLock;
-use manifest::{Inputs, Manifest, ShardPart, digest_value, file_input};
+use manifest::{Budgets, Inputs, Manifest, ShardPart, digest_value, file_input};
 use plan::{DEFAULT_SEED, PlannedRun, Shard};
 use progress::Progress;
 use runlog::RunLog;
@@ -112,16 +113,36 @@ pub struct BatchArgs {
     #[arg(long)]
     pub no_sandbox: bool,
     /// Run again the recorded runs of these failure classes (comma-separated:
-    /// infra_error, timeout, agent_error); their records stay, superseded.
+    /// infra_error, timeout, agent_error, budget); their records stay, superseded.
     #[arg(long, value_delimiter = ',', value_parser = parse_retry_class)]
     pub retry: Vec<RunStatus>,
+    /// End a run (or step) whose tokens, subagents included, pass N; it is
+    /// classed `budget`.
+    #[arg(long)]
+    pub max_tokens: Option<u64>,
+    /// End a run (or step) whose cost passes this many dollars; it is classed
+    /// `budget`.
+    #[arg(long, value_parser = parse_dollars)]
+    pub max_cost_usd: Option<f64>,
+    /// Start no new run once the batch's records (all attempts) cost this many
+    /// dollars; a rerun with a higher limit continues.
+    #[arg(long, value_parser = parse_dollars)]
+    pub batch_max_cost_usd: Option<f64>,
+}
+
+/// A dollar amount: a finite number, not negative.
+fn parse_dollars(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(dollars) if dollars.is_finite() && dollars >= 0.0 => Ok(dollars),
+        _ => Err(format!("`{text}` is not an amount of dollars (e.g. 2.50)")),
+    }
 }
 
 /// A failure class `--retry` accepts.
 fn parse_retry_class(text: &str) -> Result<RunStatus, String> {
     match serde_json::from_value(serde_json::Value::String(text.to_string())) {
         Ok(RunStatus::Ok) | Err(_) => Err(format!(
-            "`{text}` is not a failure class: expected infra_error, timeout or agent_error"
+            "`{text}` is not a failure class: expected infra_error, timeout, agent_error or budget"
         )),
         Ok(status) => Ok(status),
     }
@@ -154,6 +175,9 @@ pub struct BatchFolder {
     progress: Progress,
     timings: Mutex<Vec<Timings>>,
     retry: Vec<RunStatus>,
+    budgets: Budgets,
+    /// Said once: the batch's cost limit stopped it.
+    over_budget: std::sync::Once,
     /// The temporary folders runs make, for the next command to remove if left.
     pub(super) leftovers: Leftovers,
     /// Held for the life of the folder: one writer per batch.
@@ -205,6 +229,13 @@ impl BatchFolder {
             crate::agent::sandbox::check_available()?;
         }
         let engine_rev = engine_rev();
+        let budgets = Budgets {
+            run: RunLimits {
+                max_tokens: args.max_tokens,
+                max_cost_usd: args.max_cost_usd,
+            },
+            batch_max_cost_usd: args.batch_max_cost_usd,
+        };
         let mut condition_digests = BTreeMap::new();
         for (name, condition) in &conditions {
             condition_digests.insert(name.clone(), digest_value(condition)?);
@@ -241,6 +272,7 @@ impl BatchFolder {
             units,
             inputs,
             shard: shard.clone(),
+            budgets: budgets.clone(),
             partial: None,
         };
         let manifest_path = args.out.join("manifest.toml");
@@ -296,6 +328,8 @@ impl BatchFolder {
             progress: Progress::new(),
             timings: Mutex::new(Vec::new()),
             retry: args.retry.clone(),
+            budgets,
+            over_budget: std::sync::Once::new(),
             leftovers,
             _lock: lock,
         })
@@ -447,6 +481,9 @@ impl BatchFolder {
             self.jobs,
             todo,
             |planned| {
+                if !self.may_start() {
+                    return Ok(());
+                }
                 job(planned).with_context(|| {
                     format!(
                         "run {} {} rep {}",
@@ -478,8 +515,31 @@ impl BatchFolder {
                 self.out.display()
             )));
         }
+        if self.over_budget.is_completed() {
+            println!("{}", self.progress.summary(&self.out));
+            return Ok(ExitCode::from(BUDGET_EXIT));
+        }
         println!("{}", self.progress.summary(&self.out));
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// False once the batch's records cost `--batch-max-cost-usd` or more
+    /// (saying so once): no new run or sequence step starts then.
+    pub fn may_start(&self) -> bool {
+        let Some(limit) = self.budgets.batch_max_cost_usd else {
+            return true;
+        };
+        let spent = self.log.cost_usd();
+        if spent < limit {
+            return true;
+        }
+        self.over_budget.call_once(|| {
+            eprintln!(
+                "the batch's records cost ${spent:.6}, past --batch-max-cost-usd {limit}: \
+                 no new run starts. Rerun with a higher limit to continue."
+            );
+        });
+        false
     }
 
     fn print_timings(&self) {
@@ -532,6 +592,10 @@ pub fn shard_part(
         weights.get(unit).copied().unwrap_or(1)
     }))
 }
+
+/// The exit code of a batch that stopped at `--batch-max-cost-usd` with runs
+/// (or steps) left to do.
+pub const BUDGET_EXIT: u8 = 3;
 
 /// Where the folders of superseded attempts are kept, beside `runs/`.
 pub const SUPERSEDED_DIR: &str = "superseded";

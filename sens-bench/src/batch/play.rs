@@ -96,6 +96,7 @@ impl BatchFolder {
             env: input.env.to_vec(),
             transcript: input.dir.join("transcript.jsonl"),
             sandbox,
+            limits: self.budgets.run,
         };
         let tests = [input.commands.test.clone()];
         let acceptance = if condition.guards.iter().any(|g| g == "acceptance") {

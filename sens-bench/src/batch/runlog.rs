@@ -34,12 +34,16 @@ struct Logged {
     #[serde(flatten)]
     key: AttemptKey,
     status: RunStatus,
+    #[serde(default)]
+    cost_usd: Option<f64>,
 }
 
 pub struct RunLog {
     path: PathBuf,
     file: Mutex<File>,
     done: Mutex<HashMap<RunKey, Latest>>,
+    /// The summed `cost_usd` of every record, all attempts.
+    cost_usd: Mutex<f64>,
     /// Bytes cut from a torn final line when the log was opened.
     pub repaired_bytes: u64,
 }
@@ -65,6 +69,7 @@ impl RunLog {
                 .with_context(|| format!("cannot cut the torn last line of {}", path.display()))?;
         }
         let mut done = HashMap::new();
+        let mut cost_usd = 0.0;
         for line in jsonl::lines::<Logged>(&text[..complete], path, "a run record") {
             let (number, logged) = line?;
             let latest = Latest {
@@ -73,12 +78,14 @@ impl RunLog {
             };
             check_later(&done, &logged.key.run, logged.key.attempt)
                 .with_context(|| format!("{}:{number}", path.display()))?;
+            cost_usd += logged.cost_usd.unwrap_or(0.0);
             done.insert(logged.key.run, latest);
         }
         Ok(Self {
             path: path.to_owned(),
             file: Mutex::new(file),
             done: Mutex::new(done),
+            cost_usd: Mutex::new(cost_usd),
             repaired_bytes,
         })
     }
@@ -86,6 +93,11 @@ impl RunLog {
     /// The latest recorded attempt at `key`, if any.
     pub fn latest(&self, key: &RunKey) -> Option<Latest> {
         lock(&self.done).get(key).copied()
+    }
+
+    /// What every recorded attempt cost, in dollars.
+    pub fn cost_usd(&self) -> f64 {
+        *lock(&self.cost_usd)
     }
 
     pub fn len(&self) -> usize {
@@ -112,6 +124,7 @@ impl RunLog {
             .with_context(|| format!("{}", self.path.display()))?;
         jsonl::append_line(&lock(&self.file), &line, &self.path)?;
         done.insert(logged.key.run, latest);
+        *lock(&self.cost_usd) += logged.cost_usd.unwrap_or(0.0);
         Ok(())
     }
 }

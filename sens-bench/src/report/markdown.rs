@@ -51,7 +51,7 @@ fn header(out: &mut String, a: &Analysis) -> std::fmt::Result {
     writeln!(
         out,
         "{total} task runs ({}). Only `ok` runs enter the statistics; runs that ended in an \
-         agent error, a timeout or an infrastructure error are counted under \"Failed runs\" \
+         agent error, a timeout, a budget limit or an infrastructure error are counted under \"Failed runs\" \
          and never mixed into results.\n",
         status_summary(&a.status_counts)
     )?;
