@@ -1,5 +1,7 @@
 //! Which files of a project the index reads (SPEC 2.1): the `ignore` crate's walk
-//! (respects .gitignore, .ignore and hidden files), then a verdict per file.
+//! (skips hidden files; in a repository with a commit, honours only the ignore
+//! rules that count, [`Ignores`]; elsewhere the `.gitignore` files on disk), then
+//! a verdict per file.
 //! Vendored, generated, minified, lock, binary and oversized files are skipped
 //! and counted by reason.
 
@@ -9,6 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
+use crate::ignores::Ignores;
 use crate::lang::{self, Lang};
 
 /// Files above this many bytes are skipped by index builds (generated bundles,
@@ -117,11 +120,25 @@ pub fn walk(root: &Path, opts: WalkOptions) -> Result<Walked> {
         );
     }
     let mut walked = Walked::default();
-    let walker = ignore::WalkBuilder::new(root)
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
         .require_git(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build();
-    for entry in walker {
+        .git_exclude(false)
+        .git_global(false)
+        .sort_by_file_name(|a, b| a.cmp(b));
+    if let Some(ignores) = Ignores::of_head(root)? {
+        let top = root.to_path_buf();
+        builder
+            .git_ignore(false)
+            .ignore(false)
+            .parents(false)
+            .filter_entry(move |entry| {
+                let dir = entry.file_type().is_some_and(|t| t.is_dir());
+                relative(&top, entry.path())
+                    .map_or(true, |rel| rel.is_empty() || !ignores.is_ignored(&rel, dir))
+            });
+    }
+    for entry in builder.build() {
         let entry = entry.with_context(|| format!("cannot walk {}", root.display()))?;
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
