@@ -151,6 +151,7 @@ fn run_sequence(
         let input = Attempt {
             root,
             baseline: state,
+            excluded: &prepared.workspace.excluded,
             env: &prepared.workspace.env,
             dir: &dir,
             prompt: &step.prompt,

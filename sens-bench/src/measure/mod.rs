@@ -310,7 +310,7 @@ mod tests {
             .commit(Some("HEAD"), &who, &who, "b", &tree, &[])
             .unwrap();
         std::fs::write(root.join("a.py"), body("first") + &body("second")).unwrap();
-        let changes = crate::workspace::diff::collect_changes(root, base).unwrap();
+        let changes = crate::workspace::diff::collect_changes(root, base, &[]).unwrap();
         let inputs = Inputs {
             root,
             baseline: base,
