@@ -13,6 +13,7 @@ use std::path::Path;
 /// The engine's own folder: never part of the agent's work.
 pub const ENGINE_DIR: &str = ".sens/";
 
+#[derive(Clone)]
 pub struct Ignores {
     /// Patterns that always hide, whatever the ignore files say.
     fixed: Gitignore,
@@ -59,6 +60,25 @@ impl Ignores {
             return Ok(None);
         };
         Self::of_tree(&repo, &head, &[]).map(Some)
+    }
+
+    /// A walk of `root` that reads no ignore file and skips hidden files and what
+    /// these rules hide.
+    pub fn walk(&self, root: &Path) -> ignore::WalkBuilder {
+        let mut builder = ignore::WalkBuilder::new(root);
+        let (rules, top) = (self.clone(), root.to_path_buf());
+        builder
+            .git_ignore(false)
+            .git_exclude(false)
+            .git_global(false)
+            .ignore(false)
+            .parents(false)
+            .filter_entry(move |entry| {
+                let dir = entry.file_type().is_some_and(|t| t.is_dir());
+                let rel = entry.path().strip_prefix(&top).ok().and_then(Path::to_str);
+                rel.is_none_or(|rel| rel.is_empty() || !rules.is_ignored(rel, dir))
+            });
+        builder
     }
 
     /// Whether the project-relative `/`-separated `rel` is ignored: itself, or a

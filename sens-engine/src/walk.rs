@@ -120,24 +120,18 @@ pub fn walk(root: &Path, opts: WalkOptions) -> Result<Walked> {
         );
     }
     let mut walked = Walked::default();
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .require_git(false)
-        .git_exclude(false)
-        .git_global(false)
-        .sort_by_file_name(|a, b| a.cmp(b));
-    if let Some(ignores) = Ignores::of_head(root)? {
-        let top = root.to_path_buf();
-        builder
-            .git_ignore(false)
-            .ignore(false)
-            .parents(false)
-            .filter_entry(move |entry| {
-                let dir = entry.file_type().is_some_and(|t| t.is_dir());
-                relative(&top, entry.path())
-                    .map_or(true, |rel| rel.is_empty() || !ignores.is_ignored(&rel, dir))
-            });
-    }
+    let mut builder = match Ignores::of_head(root)? {
+        Some(ignores) => ignores.walk(root),
+        None => {
+            let mut builder = ignore::WalkBuilder::new(root);
+            builder
+                .require_git(false)
+                .git_exclude(false)
+                .git_global(false);
+            builder
+        }
+    };
+    builder.sort_by_file_name(|a, b| a.cmp(b));
     for entry in builder.build() {
         let entry = entry.with_context(|| format!("cannot walk {}", root.display()))?;
         if !entry.file_type().is_some_and(|t| t.is_file()) {

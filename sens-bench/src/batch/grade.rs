@@ -221,6 +221,7 @@ pub(super) fn grade(
     let inputs = Inputs {
         root: input.root,
         baseline: input.baseline,
+        excluded: input.excluded,
         size: input.size,
         probes: input.probes,
         jscpd,

@@ -2,10 +2,9 @@
 
 use std::path::Path;
 
-use super::git::{baseline_tree, open_copy};
+use super::git::{baseline_tree, copy_rules, open_copy};
 use anyhow::Context;
 use git2::{Delta, DiffFormat, Oid};
-use sens_engine::ignores::Ignores;
 use sens_engine::session::checkpoint::Checkpoints;
 
 /// How a file differs from the baseline.
@@ -59,8 +58,8 @@ pub fn collect_changes(
 ) -> anyhow::Result<ChangeSet> {
     let repo = open_copy(root)?;
     let tree = baseline_tree(&repo, baseline)?;
-    let ignores = Ignores::of_tree(&repo, &tree, excluded)?;
-    let now = Checkpoints::open_with(root, Some(ignores))?
+    let rules = copy_rules(root, baseline, excluded)?;
+    let now = Checkpoints::open_with(root, Some(rules))?
         .snapshot()
         .with_context(|| format!("cannot list the files of {}", root.display()))?;
     let now = repo

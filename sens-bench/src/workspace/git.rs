@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use git2::{ApplyLocation, Diff, IndexAddOption, Oid, Repository, Signature, Time, Tree};
+use sens_engine::ignores::Ignores;
 
 /// The fixed identity and date of every commit the harness makes in a copy.
 const COMMITTER: (&str, &str) = ("sens-bench", "sens-bench@localhost");
@@ -37,6 +38,16 @@ pub fn baseline_tree(repo: &Repository, baseline: Oid) -> Result<Tree<'_>> {
     repo.find_commit(baseline)
         .and_then(|commit| commit.tree())
         .with_context(|| format!("the baseline commit {baseline} is missing"))
+}
+
+/// The ignore rules that count in the copy at `root` (README "Ignore rules that
+/// count"): the `.gitignore` files of the commit `baseline` and the harness's own
+/// `excluded` patterns.
+pub fn copy_rules(root: &Path, baseline: Oid, excluded: &[String]) -> Result<Ignores> {
+    let repo = open_copy(root)?;
+    let tree = baseline_tree(&repo, baseline)?;
+    Ignores::of_tree(&repo, &tree, excluded)
+        .with_context(|| format!("cannot read the ignore rules of {}", root.display()))
 }
 
 pub fn commit_all(root: &Path, message: &str) -> Result<Oid> {
@@ -73,4 +84,12 @@ pub fn apply_patch(root: &Path, patch: &Path) -> Result<()> {
                 root.display()
             )
         })
+}
+
+/// The rules of `root` once its files are committed as the baseline.
+#[cfg(test)]
+pub(crate) fn baseline_rules(root: &Path) -> Ignores {
+    Repository::init(root).expect("init");
+    let base = commit_all(root, "baseline").expect("commit");
+    copy_rules(root, base, &[]).expect("rules")
 }
