@@ -23,8 +23,19 @@ pub struct Ignores {
 }
 
 impl Ignores {
+    /// Only the `fixed` patterns (gitignore syntax, rooted at the top) and
+    /// `.sens/`: the rules of a folder without a baseline.
+    pub fn fixed(fixed: &[String]) -> Result<Self> {
+        let fixed = matcher("", fixed.iter().map(String::as_str).chain([ENGINE_DIR]))
+            .context("cannot read the fixed ignore patterns")?;
+        Ok(Self {
+            fixed,
+            files: Vec::new(),
+        })
+    }
+
     /// The rules of `tree`'s `.gitignore` files (their content in the tree, not
-    /// on disk) and the `fixed` patterns (gitignore syntax, rooted at the top).
+    /// on disk) and the `fixed` patterns.
     pub fn of_tree(repo: &Repository, tree: &Tree<'_>, fixed: &[String]) -> Result<Self> {
         let mut found = Vec::new();
         tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
@@ -45,9 +56,10 @@ impl Ignores {
             files.push((dir, matcher));
         }
         files.sort_by_key(|(dir, _)| std::cmp::Reverse(dir.matches('/').count()));
-        let fixed = matcher("", fixed.iter().map(String::as_str).chain([ENGINE_DIR]))
-            .context("cannot read the fixed ignore patterns")?;
-        Ok(Self { fixed, files })
+        Ok(Self {
+            files,
+            ..Self::fixed(fixed)?
+        })
     }
 
     /// The engine's baseline: the `.gitignore` files of HEAD in the repository

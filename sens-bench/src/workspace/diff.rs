@@ -2,10 +2,9 @@
 
 use std::path::Path;
 
-use super::git::{baseline_tree, copy_rules, open_copy};
+use super::git::{baseline_tree, open_copy, work_tree};
 use anyhow::Context;
 use git2::{Delta, DiffFormat, Oid};
-use sens_engine::session::checkpoint::Checkpoints;
 
 /// How a file differs from the baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,10 +57,7 @@ pub fn collect_changes(
 ) -> anyhow::Result<ChangeSet> {
     let repo = open_copy(root)?;
     let tree = baseline_tree(&repo, baseline)?;
-    let rules = copy_rules(root, baseline, excluded)?;
-    let now = Checkpoints::open_with(root, Some(rules))?
-        .snapshot()
-        .with_context(|| format!("cannot list the files of {}", root.display()))?;
+    let now = work_tree(root, baseline, excluded)?;
     let now = repo
         .find_tree(now)
         .with_context(|| format!("cannot read the snapshot of {}", root.display()))?;
