@@ -63,15 +63,16 @@ impl Ignores {
     }
 
     /// The engine's baseline: the `.gitignore` files of HEAD in the repository
-    /// whose top is `root`; `None` when there is no repository or no commit yet.
-    pub fn of_head(root: &Path) -> Result<Option<Self>> {
+    /// whose top is `root`, and the `fixed` patterns; `None` when there is no
+    /// repository or no commit yet.
+    pub fn of_head(root: &Path, fixed: &[String]) -> Result<Option<Self>> {
         let Ok(repo) = Repository::open(root) else {
             return Ok(None);
         };
         let Ok(head) = repo.head().and_then(|h| h.peel_to_tree()) else {
             return Ok(None);
         };
-        Self::of_tree(&repo, &head, &[]).map(Some)
+        Self::of_tree(&repo, &head, fixed).map(Some)
     }
 
     /// A walk of `root` that reads no ignore file and skips hidden files and what

@@ -120,7 +120,7 @@ pub fn walk(root: &Path, opts: WalkOptions) -> Result<Walked> {
         );
     }
     let mut walked = Walked::default();
-    let mut builder = match Ignores::of_head(root)? {
+    let mut builder = match Ignores::of_head(root, &[])? {
         Some(ignores) => ignores.walk(root),
         None => {
             let mut builder = ignore::WalkBuilder::new(root);

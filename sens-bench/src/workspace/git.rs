@@ -1,12 +1,12 @@
 //! The copy's own repository: commits with a fixed identity (so the same files
 //! always give the same commit id) and patches applied to its work tree.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use git2::{ApplyLocation, Diff, IndexAddOption, Oid, Repository, Signature, Time, Tree};
 use sens_engine::ignores::Ignores;
-use sens_engine::session::checkpoint::Checkpoints;
 
 /// The fixed identity and date of every commit the harness makes in a copy.
 const COMMITTER: (&str, &str) = ("sens-bench", "sens-bench@localhost");
@@ -49,13 +49,27 @@ pub fn copy_rules(root: &Path, baseline: Oid, excluded: &[String]) -> Result<Ign
         .with_context(|| format!("cannot read the ignore rules of {}", root.display()))
 }
 
-/// The tree of the copy's files as they stand, as the rules that count see them
-/// (the engine's snapshot given [`copy_rules`]).
+/// The tree of the copy's files as they stand, as the rules that count
+/// ([`copy_rules`]) see them: every file git tracks, and every other file those
+/// rules do not hide. git's own ignore handling is bypassed by a forced add that
+/// asks them about each file; names that are not UTF-8 stay bytes. The index is
+/// changed in memory only.
 pub fn work_tree(root: &Path, baseline: Oid, excluded: &[String]) -> Result<Oid> {
     let rules = copy_rules(root, baseline, excluded)?;
-    Checkpoints::open_with(root, Some(rules))?
-        .snapshot()
-        .with_context(|| format!("cannot list the files of {}", root.display()))
+    let repo = open_copy(root)?;
+    let mut index = repo.index().context("cannot read the copy's git index")?;
+    let tracked: HashSet<Vec<u8>> = index.iter().map(|entry| entry.path).collect();
+    let mut skip = |path: &Path, _: &[u8]| -> i32 {
+        let known = tracked.contains(path.as_os_str().as_encoded_bytes());
+        i32::from(!known && rules.is_ignored(&path.to_string_lossy(), false))
+    };
+    index
+        .add_all(["*"], IndexAddOption::FORCE, Some(&mut skip))
+        .and_then(|()| index.update_all(["*"], None))
+        .with_context(|| format!("cannot list the files of {}", root.display()))?;
+    index
+        .write_tree()
+        .with_context(|| format!("cannot store the files of {}", root.display()))
 }
 
 /// Commits the copy's files after a sequence step, as the diff of that step saw

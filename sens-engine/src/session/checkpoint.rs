@@ -79,7 +79,7 @@ impl Checkpoints {
     /// Opens the repository whose working directory is `root`; the ignore rules
     /// that count are those of HEAD's `.gitignore` files as it stands now.
     pub fn open(root: &Path) -> anyhow::Result<Self> {
-        Self::open_with(root, Ignores::of_head(root)?)
+        Self::open_with(root, Ignores::of_head(root, &[])?)
     }
 
     /// Opens the repository whose working directory is `root`, with the ignore
