@@ -166,18 +166,26 @@ impl Checkpoints {
                 );
             };
             let status = entry.status();
-            let hidden = |ignores: &Ignores| ignores.is_ignored(path, false);
-            if status.contains(Status::IGNORED) {
-                if !self.ignores.as_ref().is_none_or(hidden) && !path.ends_with('/') {
+            if path.ends_with('/') {
+                // An untracked nested repository: not ours to copy.
+                continue;
+            }
+            if status.intersects(Status::WT_NEW | Status::IGNORED) {
+                // Untracked: the rules that count decide, whatever git's say.
+                let shown = self
+                    .ignores
+                    .as_ref()
+                    .map_or(!status.contains(Status::IGNORED), |rules| {
+                        !rules.is_ignored(path, false)
+                    });
+                if shown {
                     on_disk.push(path.to_string());
                 }
             } else if status.contains(Status::WT_DELETED) {
                 gone.push(path.to_string());
-            } else if status.intersects(
-                Status::WT_NEW | Status::WT_MODIFIED | Status::WT_TYPECHANGE | Status::CONFLICTED,
-            ) && !path.ends_with('/')
+            } else if status
+                .intersects(Status::WT_MODIFIED | Status::WT_TYPECHANGE | Status::CONFLICTED)
             {
-                // A trailing slash is an untracked nested repository: not ours to copy.
                 on_disk.push(path.to_string());
             }
         }
@@ -711,7 +719,10 @@ mod tests {
     -> anyhow::Result<()> {
         let dir = repo_with_files()?;
         let root = dir.path();
-        let mut checkpoints = Checkpoints::open(root)?;
+        let harness = ["/made-by-setup/".to_string()];
+        let mut checkpoints = Checkpoints::open_with(root, Ignores::of_head(root, &harness)?)?;
+        std::fs::create_dir(root.join("made-by-setup"))?;
+        std::fs::write(root.join("made-by-setup/site.py"), "x = 1\n")?;
         // The three kinds of ignore rule an agent can add, each hiding a file.
         std::fs::write(root.join(".git/info/exclude"), "excluded.py\n")?;
         let global = root.join(".git/global-ignore");
@@ -742,9 +753,15 @@ mod tests {
             None,
             "the baseline's .gitignore still counts"
         );
+        assert_eq!(blob_text(&checkpoints, now, "made-by-setup/site.py"), None);
         let walked = crate::walk::walk(root, crate::walk::WalkOptions::default())?;
         let indexed: Vec<&str> = walked.candidates.iter().map(|c| c.rel.as_str()).collect();
-        assert_eq!(indexed, ["excluded.py", "global.py", "pkg/nested.py"]);
+        for file in ["excluded.py", "global.py", "pkg/nested.py"] {
+            assert!(
+                indexed.contains(&file),
+                "{file} is not indexed: {indexed:?}"
+            );
+        }
         Ok(())
     }
 
