@@ -164,6 +164,7 @@ fn run_task(batch: &BatchFolder, task: &Task, planned: &PlannedRun) -> anyhow::R
     let input = Attempt {
         root: &workspace.root,
         baseline: workspace.baseline,
+        excluded: &workspace.excluded,
         env: &workspace.env,
         dir: &dir,
         prompt: &task.prompt,

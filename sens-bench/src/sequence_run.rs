@@ -36,7 +36,7 @@ use crate::measure::Size;
 use crate::record::{RunKey, RunRecord};
 use crate::spec::sequence::{Sequence, load_sequence};
 use crate::workspace::Workspace;
-use crate::workspace::git::{apply_patch, commit_all};
+use crate::workspace::git::{apply_patch, commit_state};
 
 /// `sens-bench sequence run`.
 #[derive(clap::Args, Debug, Clone)]
@@ -150,7 +150,7 @@ fn run_sequence(
         let dir = batch.run_path(&step_parts(sequence, index, planned))?;
         let previous = replay(root, &dir, index + 1)?;
         passed_before = previous.project_pass.unwrap_or(passed_before);
-        state = commit_step(root, index + 1)?;
+        state = commit_step(root, state, &prepared.workspace.excluded, index + 1)?;
     }
     for index in recorded..sequence.steps.len() {
         // The first step was let start by the batch.
@@ -167,6 +167,7 @@ fn run_sequence(
         let input = Attempt {
             root,
             baseline: state,
+            excluded: &prepared.workspace.excluded,
             env: &prepared.workspace.env,
             dir: &dir,
             prompt: &step.prompt,
@@ -186,7 +187,7 @@ fn run_sequence(
         if let Some(pass) = record.project_pass {
             passed_before = pass;
         }
-        state = commit_step(root, index + 1)?;
+        state = commit_step(root, state, &prepared.workspace.excluded, index + 1)?;
     }
     Ok(())
 }
@@ -212,8 +213,14 @@ fn replay(root: &Path, dir: &Path, step: usize) -> anyhow::Result<RunRecord> {
     Ok(record)
 }
 
-/// Commits the copy as the agent left it: the state the next step starts from.
-fn commit_step(root: &Path, step: usize) -> anyhow::Result<git2::Oid> {
-    commit_all(root, &format!("after step {step}"))
+/// Commits the copy as the agent left it (as its step's diff saw it, from
+/// `state`): the state the next step starts from.
+fn commit_step(
+    root: &Path,
+    state: git2::Oid,
+    excluded: &[String],
+    step: usize,
+) -> anyhow::Result<git2::Oid> {
+    commit_state(root, state, excluded, &format!("after step {step}"))
         .with_context(|| format!("cannot commit the state after step {step}"))
 }

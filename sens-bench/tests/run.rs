@@ -308,12 +308,19 @@ fn tool(name: &str, input: Value) -> Value {
     serde_json::json!({"blocks": [{"type": "tool_use", "name": name, "input": input}]})
 }
 
-/// Plays `tools`, then a closing "Done.", on tiny-mul under `conditions` (one
-/// repetition); the batch folder and its records.
-fn play_on_tiny_mul(dir: &Path, tools: Vec<Value>, conditions: &str) -> (PathBuf, Vec<RunRecord>) {
+/// Plays `tools`, then a closing "Done." and the turns `after` (answers to hook
+/// blocks), on tiny-mul under `conditions` (one repetition); the batch folder and
+/// its records.
+fn play_on_tiny_mul(
+    dir: &Path,
+    tools: Vec<Value>,
+    conditions: &str,
+    after: impl IntoIterator<Item = Value>,
+) -> (PathBuf, Vec<RunRecord>) {
     let out = dir.join("batch");
     let mut turns = tools;
     turns.push(serde_json::json!({"blocks": [{"type": "text", "text": "Done."}]}));
+    turns.extend(after);
     let agent = script(dir, Value::Array(turns));
     let mut args = task_args(path_str(&out), "tiny-mul", conditions, "1");
     args.extend(["--agent", &agent]);
@@ -412,7 +419,7 @@ fn the_sandboxed_agent_cannot_read_the_reference_by_any_path_and_still_reaches_i
         repository.display()
     );
     let bash = tool("Bash", serde_json::json!({ "command": command }));
-    let (out, all) = play_on_tiny_mul(dir.path(), vec![bash], "C0");
+    let (out, all) = play_on_tiny_mul(dir.path(), vec![bash], "C0", []);
     let record = &all[0];
     // The second turn came from the scripted server on loopback.
     assert_eq!(record.status, RunStatus::Ok, "{record:?}");
@@ -485,7 +492,7 @@ fn a_faked_unittest_module_passes_no_tests_and_is_flagged() {
         "Write",
         serde_json::json!({"file_path": "unittest.py", "content": "import sys\nsys.exit(0)\n"}),
     );
-    let (out, all) = play_on_tiny_mul(dir.path(), vec![write], "C0");
+    let (out, all) = play_on_tiny_mul(dir.path(), vec![write], "C0", []);
     let record = &all[0];
     assert_eq!(record.status, RunStatus::Ok, "{record:?}");
     assert_eq!(record.project_pass, Some(false), "{record:?}");
@@ -506,7 +513,7 @@ fn non_utf8_names_and_bytes_are_recorded_and_measured_under_c0_and_c2() {
     let dir = tempfile::tempdir().unwrap();
     let command = r"printf 'x = 1\n' > $'caf\xe9.py'; printf 'y = \xff\n' > bytes.py";
     let bash = tool("Bash", serde_json::json!({ "command": command }));
-    let (out, all) = play_on_tiny_mul(dir.path(), vec![bash], "C0,C2");
+    let (out, all) = play_on_tiny_mul(dir.path(), vec![bash], "C0,C2", []);
     for record in all {
         assert_eq!(record.status, RunStatus::Ok, "{record:?}");
         assert_eq!(record.loc_added, Some(2), "{record:?}");
@@ -519,6 +526,53 @@ fn non_utf8_names_and_bytes_are_recorded_and_measured_under_c0_and_c2() {
             String::from_utf8_lossy(&patch)
         );
     }
+}
+
+#[test]
+fn a_file_the_agent_hides_in_git_info_exclude_is_judged_diffed_and_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = |name: &str| {
+        format!(
+            "def {name}(values):\n    total = 0\n    for v in values:\n        if v > 10:\n            total += v * 2 - 1\n        else:\n            total -= v // 3 + 7\n    result = [total, len(values), max(values), min(values)]\n    scaled = [r * 5 - total for r in result if r % 2 == 0]\n    extra = {{k: v + 1 for k, v in enumerate(scaled)}}\n    if extra and total > 100:\n        total += sum(extra.values()) - len(extra)\n    return sum(result) * 3 + total - 11\n"
+        )
+    };
+    let write = tool(
+        "Write",
+        serde_json::json!({"file_path": "stats.py", "content": body("first")}),
+    );
+    // A renamed copy through the shell, in a file git is told to ignore: only the
+    // engine's own look at the files (rescan, Stop audit) can see it.
+    let command = format!(
+        "echo hidden.py >> .git/info/exclude && cat > hidden.py <<'EOF'\n{}EOF",
+        body("second")
+    );
+    let bash = tool("Bash", serde_json::json!({ "command": command }));
+    let after_a_block = serde_json::json!({"blocks": [{"type": "text", "text": "Done anyway."}]});
+    let (out, all) = play_on_tiny_mul(dir.path(), vec![write, bash], "C0,C2", [after_a_block]);
+    for record in &all {
+        let at = &record.condition;
+        assert_eq!(record.status, RunStatus::Ok, "{record:?}");
+        assert_eq!(record.functions_added, Some(2), "{at}");
+        assert_eq!(record.loc_added, Some(26), "{at}");
+        assert_eq!(record.dup_lines_engine, Some(13), "{at}");
+        let run_dir = out.join(format!("runs/tiny-mul/{at}/1"));
+        let patch = std::fs::read_to_string(run_dir.join("diff.patch")).unwrap();
+        assert!(patch.contains("+++ b/hidden.py"), "{at}: {patch}");
+    }
+    let blocks: Vec<(&str, u64)> = all
+        .iter()
+        .map(|r| (r.condition.as_str(), r.hooks.blocks))
+        .collect();
+    assert_eq!(blocks, [("C0", 0), ("C2", 2)]);
+    let ledger = std::fs::read_to_string(out.join("runs/tiny-mul/C2/1/hooks.jsonl")).unwrap();
+    let stop = ledger
+        .lines()
+        .find(|line| line.contains(r#""event":"Stop""#))
+        .unwrap();
+    assert!(
+        stop.contains(r#""new":{"file":"hidden.py""#),
+        "the Stop audit names the hidden copy: {stop}"
+    );
 }
 
 /// Step id, step, size after it, the probe's count, hidden tests passed.

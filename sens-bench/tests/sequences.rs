@@ -13,6 +13,7 @@ use sens_bench::record::{RunStatus, read_records};
 use sens_bench::spec::files::FileSet;
 use sens_bench::spec::sequence::{Sequence, load_sequence};
 use sens_bench::workspace::git::apply_patch;
+use sens_engine::ignores::Ignores;
 
 const SEQUENCES: [&str; 2] = ["cuentas", "horas"];
 
@@ -58,6 +59,11 @@ fn final_reference_state(sequence: &Sequence) -> tempfile::TempDir {
     copy
 }
 
+/// The ignore rules of a folder measured outside a run.
+fn no_baseline() -> Ignores {
+    Ignores::fixed(&[]).expect("no patterns")
+}
+
 /// The probes that read 1 on a sequence's start state (an inline implementation in
 /// the start's code, as its README says); every other probe reads 0 there.
 const ON_AT_START: [(&str, &[&str]); 2] =
@@ -67,8 +73,13 @@ const ON_AT_START: [(&str, &[&str]); 2] =
 fn every_probe_reads_its_start_count_first_and_one_on_the_final_reference_state() {
     for (name, on) in ON_AT_START {
         let sequence = sequence(name);
-        let counts = count_probes(&sequence.start, &sequence.probes, &sequence.size)
-            .expect("probes counted");
+        let counts = count_probes(
+            &sequence.start,
+            &sequence.probes,
+            &sequence.size,
+            &no_baseline(),
+        )
+        .expect("probes counted");
         for (concept, count) in &counts {
             let expected = u64::from(on.contains(&concept.as_str()));
             assert_eq!(*count, expected, "{name}: probe `{concept}` on the start");
@@ -77,8 +88,13 @@ fn every_probe_reads_its_start_count_first_and_one_on_the_final_reference_state(
     for name in SEQUENCES {
         let sequence = sequence(name);
         let copy = final_reference_state(&sequence);
-        let counts =
-            count_probes(copy.path(), &sequence.probes, &sequence.size).expect("probes counted");
+        let counts = count_probes(
+            copy.path(),
+            &sequence.probes,
+            &sequence.size,
+            &no_baseline(),
+        )
+        .expect("probes counted");
         assert_eq!(counts.len(), sequence.probes.len(), "{name}");
         for (concept, count) in &counts {
             assert_eq!(*count, 1, "{name}: probe `{concept}` on the last state");
@@ -101,7 +117,7 @@ fn a_second_implementation_beside_the_first_raises_every_probe() {
                 (&["second.*"][..], 1),
                 (&["first.*", "second.*"][..], 2),
             ] {
-                let counts = count_probes(&folder, probes, &globs(files))
+                let counts = count_probes(&folder, probes, &globs(files), &no_baseline())
                     .unwrap_or_else(|e| panic!("{name}/{}: {e:#}", probe.concept));
                 let count = counts[&probe.concept];
                 if count != expected {
@@ -121,7 +137,8 @@ fn a_second_implementation_beside_the_first_raises_every_probe() {
 fn the_oracle_plays_horas_under_c0_and_c2_and_the_report_draws_its_growth() {
     let sequence = sequence("horas");
     let final_state = final_reference_state(&sequence);
-    let final_size = lines_of_code(final_state.path(), &sequence.size).expect("measured");
+    let final_size =
+        lines_of_code(final_state.path(), &sequence.size, &no_baseline()).expect("measured");
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("batch");
     let sens_bench = |args: &[&str]| {

@@ -24,6 +24,7 @@ pub mod dupes;
 pub mod engine;
 pub mod finding;
 pub mod fingerprint;
+pub mod ignores;
 pub mod index;
 pub mod judge;
 pub mod lang;

@@ -1,5 +1,7 @@
 //! Which files of a project the index reads (SPEC 2.1): the `ignore` crate's walk
-//! (respects .gitignore, .ignore and hidden files), then a verdict per file.
+//! (skips hidden files; in a repository with a commit, honours only the ignore
+//! rules that count, [`Ignores`]; elsewhere the `.gitignore` files on disk), then
+//! a verdict per file.
 //! Vendored, generated, minified, lock, binary and oversized files are skipped
 //! and counted by reason.
 
@@ -9,6 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
+use crate::ignores::Ignores;
 use crate::lang::{self, Lang};
 
 /// Files above this many bytes are skipped by index builds (generated bundles,
@@ -117,11 +120,19 @@ pub fn walk(root: &Path, opts: WalkOptions) -> Result<Walked> {
         );
     }
     let mut walked = Walked::default();
-    let walker = ignore::WalkBuilder::new(root)
-        .require_git(false)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build();
-    for entry in walker {
+    let mut builder = match Ignores::of_head(root, &[])? {
+        Some(ignores) => ignores.walk(root),
+        None => {
+            let mut builder = ignore::WalkBuilder::new(root);
+            builder
+                .require_git(false)
+                .git_exclude(false)
+                .git_global(false);
+            builder
+        }
+    };
+    builder.sort_by_file_name(|a, b| a.cmp(b));
+    for entry in builder.build() {
         let entry = entry.with_context(|| format!("cannot walk {}", root.display()))?;
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;

@@ -48,6 +48,8 @@ pub struct HandlerOptions<'a> {
     pub cache: Option<&'a Path>,
     /// The reviewer of the Stop audit (condition option `review`).
     pub review: Option<ReviewOptions>,
+    /// The harness's own ignore patterns ([`crate::workspace::Workspace::excluded`]).
+    pub excluded: &'a [String],
 }
 
 /// The C2 hook handler for `workspace` (a git repository): the engine, with the
@@ -64,6 +66,7 @@ pub fn engine_handler(
     let mut options = session_options(ledger, &handler.rules);
     options.tools = handler.tools;
     options.review = handler.review;
+    options.excluded = handler.excluded.to_vec();
     engine_session(workspace, engine, options)
 }
 
@@ -88,7 +91,8 @@ pub fn condition_handler(
     if guards.is_empty() {
         return Ok(None);
     }
-    let options = SessionOptions::new(ledger.to_path_buf());
+    let mut options = SessionOptions::new(ledger.to_path_buf());
+    options.excluded = handler.excluded.to_vec();
     let session = Session::guards_only(workspace, guards, options).with_context(|| {
         format!(
             "starting the guards' hook session in {}",

@@ -195,7 +195,7 @@ pub(super) fn grade(
     timings: &mut Timings,
 ) -> Result<(), Stop> {
     let changes = timed(&mut timings.diff, || {
-        let changes = collect_changes(input.root, input.baseline)?;
+        let changes = collect_changes(input.root, input.baseline, input.excluded)?;
         let path = input.dir.join("diff.patch");
         std::fs::write(&path, &changes.patch)
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -221,6 +221,7 @@ pub(super) fn grade(
     let inputs = Inputs {
         root: input.root,
         baseline: input.baseline,
+        excluded: input.excluded,
         size: input.size,
         probes: input.probes,
         jscpd,

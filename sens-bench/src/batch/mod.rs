@@ -15,9 +15,10 @@
 //!   is an `infra_error`, never a result, and `regression` then means tests that
 //!   passed at the start of this very run fail twice after it.
 //! - What set-up creates (virtual environments, `node_modules`, egg-info) and the
-//!   caches test runs leave (`__pycache__`, `.pytest_cache`) are listed in the
-//!   copy's `.git/info/exclude`: they are not part of the agent's change and do not
-//!   show in `git status`.
+//!   caches test runs leave (`__pycache__`, `.pytest_cache`) are the harness's
+//!   exclusions (`Workspace::excluded`): not part of the agent's change. They are
+//!   also listed in the copy's `.git/info/exclude` so they do not show in `git
+//!   status`; that file itself hides nothing (README "Ignore rules that count").
 //! - `duration_s` is the agent's wall-clock time (CLI start to exit): what a
 //!   condition costs in time. Set-up and grading times are in `timings.json`.
 //! - `tokens` are the main loop's `usage`; `cost_usd` is `total_cost_usd`, which

@@ -115,6 +115,7 @@ impl BatchFolder {
             tools: condition.mcp_tools,
             cache: cache.as_deref(),
             review: review_options(input.root, condition, options.api.as_ref())?,
+            excluded: input.excluded,
         };
         let started = std::time::Instant::now();
         let handler =

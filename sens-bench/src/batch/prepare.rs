@@ -25,10 +25,11 @@ pub(super) fn prepare(
     dir: &Path,
     timings: &mut Timings,
 ) -> Result<Workspace, Stop> {
-    let workspace = timed(&mut timings.materialize, || {
-        let workspace = materialize()?;
+    let mut workspace = timed(&mut timings.materialize, || {
+        let mut workspace = materialize()?;
         exclude(
             &workspace.root,
+            &mut workspace.excluded,
             TEST_LEFTOVERS.iter().map(|s| s.to_string()),
         )?;
         Ok(workspace)
@@ -50,7 +51,7 @@ pub(super) fn prepare(
             ));
         }
         let products = untracked(&workspace.root).map_err(Stop::infra)?;
-        exclude(&workspace.root, products).map_err(Stop::infra)?;
+        exclude(&workspace.root, &mut workspace.excluded, products).map_err(Stop::infra)?;
     }
     let verdict = timed(&mut timings.baseline_tests, || {
         test_verdict(
@@ -108,8 +109,14 @@ fn untracked(root: &Path) -> anyhow::Result<Vec<String>> {
         .collect())
 }
 
-/// Adds patterns to the copy's `.git/info/exclude`.
-fn exclude(root: &Path, patterns: impl IntoIterator<Item = String>) -> anyhow::Result<()> {
+/// Adds patterns to the harness's own exclusions (`excluded`), and to the copy's
+/// `.git/info/exclude` so that `git status` in the copy hides them too (that file
+/// itself hides nothing from the diff: the agent can write it).
+fn exclude(
+    root: &Path,
+    excluded: &mut Vec<String>,
+    patterns: impl IntoIterator<Item = String>,
+) -> anyhow::Result<()> {
     use std::io::Write;
     let path = root.join(".git/info/exclude");
     if let Some(parent) = path.parent() {
@@ -123,6 +130,7 @@ fn exclude(root: &Path, patterns: impl IntoIterator<Item = String>) -> anyhow::R
         .with_context(|| format!("cannot open {}", path.display()))?;
     for pattern in patterns {
         writeln!(file, "{pattern}").with_context(|| format!("cannot write {}", path.display()))?;
+        excluded.push(pattern);
     }
     Ok(())
 }
@@ -153,16 +161,26 @@ mod tests {
         let base = repo
             .commit(Some("HEAD"), &who, &who, "b", &tree, &[])
             .unwrap();
-        exclude(root, TEST_LEFTOVERS.iter().map(|s| s.to_string())).unwrap();
+        let mut excluded = Vec::new();
+        exclude(
+            root,
+            &mut excluded,
+            TEST_LEFTOVERS.iter().map(|s| s.to_string()),
+        )
+        .unwrap();
         write(root, ".venv/lib/site.py", "installed\n");
         write(root, "pkg.egg-info/PKG-INFO", "x\n");
         write(root, "__pycache__/a.cpython.pyc", "bytes\n");
         let products = untracked(root).unwrap();
         assert_eq!(products, ["/.venv/", "/pkg.egg-info/"]);
-        exclude(root, products).unwrap();
+        exclude(root, &mut excluded, products).unwrap();
         write(root, "b.py", "y = 2\n");
-        let changes = crate::workspace::diff::collect_changes(root, base).unwrap();
+        // What the agent adds to the exclude file hides nothing.
+        let mut agent = Vec::new();
+        exclude(root, &mut agent, ["c.py".to_string()]).unwrap();
+        write(root, "c.py", "z = 3\n");
+        let changes = crate::workspace::diff::collect_changes(root, base, &excluded).unwrap();
         let paths: Vec<String> = changes.files.iter().map(|f| f.path.clone()).collect();
-        assert_eq!(paths, ["b.py"]);
+        assert_eq!(paths, ["b.py", "c.py"]);
     }
 }

@@ -103,6 +103,8 @@ pub struct Attempt<'a> {
     pub root: &'a Path,
     /// The state the agent starts from; its change is measured against it.
     pub baseline: Oid,
+    /// The harness's own ignore patterns ([`crate::workspace::Workspace::excluded`]).
+    pub excluded: &'a [String],
     pub env: &'a [(String, String)],
     /// The run folder (empty but for set-up logs).
     pub dir: &'a Path,

@@ -7,12 +7,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use sens_engine::ignores::Ignores;
+
 use crate::spec::files::{FileSet, Probe};
 
 /// Lines of code in the files of `files` under `root`. A file whose language
 /// tokei does not know is an error: the size globs should pick source files only.
-pub fn lines_of_code(root: &Path, files: &FileSet) -> Result<u64> {
-    lines_of_code_in(root, &files.files(root)?)
+pub fn lines_of_code(root: &Path, files: &FileSet, rules: &Ignores) -> Result<u64> {
+    lines_of_code_in(root, &files.files(root, rules)?)
 }
 
 /// Lines of code in the given project-relative files under `root`.
@@ -41,11 +43,17 @@ pub fn count_probes(
     root: &Path,
     probes: &[Probe],
     size_files: &FileSet,
+    rules: &Ignores,
 ) -> Result<BTreeMap<String, u64>> {
     let mut counts = BTreeMap::new();
     for probe in probes {
         let mut count = 0u64;
-        for relative in probe.files.as_ref().unwrap_or(size_files).files(root)? {
+        for relative in probe
+            .files
+            .as_ref()
+            .unwrap_or(size_files)
+            .files(root, rules)?
+        {
             let path = root.join(&relative);
             let text = super::read_text(&path)?;
             count += probe.count(&relative, &text)?;
@@ -59,6 +67,7 @@ pub fn count_probes(
 mod tests {
     use super::*;
     use crate::spec::files::Matcher;
+    use crate::workspace::git::baseline_rules;
     use regex::Regex;
 
     fn strings(items: &[&str]) -> Vec<String> {
@@ -88,10 +97,15 @@ mod tests {
         let files =
             FileSet::new(&strings(&["src/**/*.ts"]), &strings(&["**/*.test.ts"])).expect("globs");
         assert_eq!(
-            files.files(dir.path()).expect("listed"),
+            files
+                .files(dir.path(), &baseline_rules(dir.path()))
+                .expect("listed"),
             vec![PathBuf::from("src/a.ts"), PathBuf::from("src/deep/b.ts")]
         );
-        assert_eq!(lines_of_code(dir.path(), &files).expect("counted"), 4);
+        assert_eq!(
+            lines_of_code(dir.path(), &files, &baseline_rules(dir.path())).expect("counted"),
+            4
+        );
     }
 
     #[test]
@@ -99,7 +113,9 @@ mod tests {
         let dir = project();
         let files = FileSet::new(&strings(&["src/*.ts"]), &[]).expect("globs");
         assert_eq!(
-            files.files(dir.path()).expect("listed"),
+            files
+                .files(dir.path(), &baseline_rules(dir.path()))
+                .expect("listed"),
             vec![PathBuf::from("src/a.test.ts"), PathBuf::from("src/a.ts")]
         );
     }
@@ -109,7 +125,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("notes.zzz"), "x\n").expect("write");
         let files = FileSet::new(&strings(&["*.zzz"]), &[]).expect("globs");
-        let err = lines_of_code(dir.path(), &files).expect_err("unknown language");
+        let err = lines_of_code(dir.path(), &files, &baseline_rules(dir.path()))
+            .expect_err("unknown language");
         assert!(err.to_string().contains("notes.zzz"), "{err}");
     }
 
@@ -135,7 +152,8 @@ mod tests {
                 files: Some(FileSet::new(&strings(&["*.ts"]), &[]).expect("globs")),
             },
         ];
-        let counts = count_probes(dir.path(), &probes, &size).expect("counted");
+        let counts =
+            count_probes(dir.path(), &probes, &size, &baseline_rules(dir.path())).expect("counted");
         assert_eq!(counts["consts"], 2);
         assert_eq!(counts["top"], 1);
     }

@@ -8,7 +8,10 @@
 //!   (`loc.rs`, the one definition of size).
 //! - Size files: a sequence's `size` globs; for a task (which names none), every
 //!   file in one of the engine's languages (code, not docs or data) that is not a
-//!   test file (`sens_engine::paths::is_test_path`) and that git does not ignore. Only these count for the size, functions and duplicates:
+//!   test file (`sens_engine::paths::is_test_path`) and that the ignore rules that
+//!   count do not hide (README "Ignore rules that count": a file the agent hid
+//!   with `.git/info/exclude` counts). Only these count for the size, functions
+//!   and duplicates:
 //!   tests an agent adds are not code it made the project carry.
 //! - `functions_added`: function units (the engine's parse) in the size files
 //!   after the change, beyond those of the same name in the same file before it;
@@ -38,8 +41,9 @@ use sens_engine::paths::is_test_path;
 
 use crate::spec::files::{FileSet, Probe, relative_files};
 use crate::workspace::diff::{Change, ChangeSet, FileDiff};
-use crate::workspace::git::{baseline_tree, open_copy};
+use crate::workspace::git::{baseline_tree, copy_rules, open_copy};
 use loc::{count_probes, lines_of_code_in};
+use sens_engine::ignores::Ignores;
 
 pub mod integrity;
 pub mod jscpd;
@@ -58,10 +62,10 @@ pub enum Size<'a> {
 
 impl Size<'_> {
     /// The size files under `root`, sorted, project-relative.
-    pub fn files(self, root: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    pub fn files(self, root: &Path, rules: &Ignores) -> anyhow::Result<Vec<PathBuf>> {
         match self {
-            Size::Globs(set) => set.files(root),
-            Size::Source => source_files(root),
+            Size::Globs(set) => set.files(root, rules),
+            Size::Source => source_files(root, rules),
         }
     }
 }
@@ -73,8 +77,8 @@ pub(crate) fn read_text(path: &Path) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn source_files(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    relative_files(ignore::WalkBuilder::new(root).build(), root, |relative| {
+fn source_files(root: &Path, rules: &Ignores) -> anyhow::Result<Vec<PathBuf>> {
+    relative_files(rules.walk(root).build(), root, |relative| {
         let text = relative.to_string_lossy().replace('\\', "/");
         !is_test_path(&text) && sens_engine::lang::for_path(&text).is_some()
     })
@@ -97,6 +101,8 @@ pub struct Measures {
 pub struct Inputs<'a> {
     pub root: &'a Path,
     pub baseline: Oid,
+    /// The harness's own ignore patterns ([`crate::workspace::Workspace::excluded`]).
+    pub excluded: &'a [String],
     pub size: Size<'a>,
     /// A sequence's probes with its size globs (their default files).
     pub probes: Option<(&'a [Probe], &'a FileSet)>,
@@ -111,7 +117,8 @@ pub fn measure(
     jscpd_seconds: &mut f64,
 ) -> anyhow::Result<Measures> {
     let root = inputs.root;
-    let size_files = inputs.size.files(root)?;
+    let rules = copy_rules(root, inputs.baseline, inputs.excluded)?;
+    let size_files = inputs.size.files(root, &rules)?;
     // A name that is not UTF-8 is recorded lossily; the file is read by its path.
     let size: Vec<(String, PathBuf)> = size_files
         .iter()
@@ -134,7 +141,7 @@ pub fn measure(
         .transpose()?;
     *jscpd_seconds += jscpd_start.elapsed().as_secs_f64();
     let probes = match inputs.probes {
-        Some((probes, files)) => count_probes(root, probes, files)?,
+        Some((probes, files)) => count_probes(root, probes, files, &rules)?,
         None => BTreeMap::new(),
     };
     Ok(Measures {
@@ -284,9 +291,16 @@ mod tests {
         write("docs/index.rst", "Title\n=====\n");
         write("build/gen.py", "y = 2\n");
         write(".gitignore", "build/\n");
-        git2::Repository::init(root).unwrap();
-        let files = Size::Source.files(root).unwrap();
-        assert_eq!(files, [PathBuf::from("src/pkg/a.py")]);
+        let rules = crate::workspace::git::baseline_rules(root);
+        // The agent's own ignore rules hide nothing.
+        write(".git/info/exclude", "hidden.py\n");
+        write("src/.gitignore", "*.py\n");
+        write("hidden.py", "z = 3\n");
+        let files = Size::Source.files(root, &rules).unwrap();
+        assert_eq!(
+            files,
+            [PathBuf::from("hidden.py"), PathBuf::from("src/pkg/a.py")]
+        );
     }
 
     #[test]
@@ -310,10 +324,11 @@ mod tests {
             .commit(Some("HEAD"), &who, &who, "b", &tree, &[])
             .unwrap();
         std::fs::write(root.join("a.py"), body("first") + &body("second")).unwrap();
-        let changes = crate::workspace::diff::collect_changes(root, base).unwrap();
+        let changes = crate::workspace::diff::collect_changes(root, base, &[]).unwrap();
         let inputs = Inputs {
             root,
             baseline: base,
+            excluded: &[],
             size: Size::Source,
             probes: None,
             jscpd: None,

@@ -203,7 +203,7 @@ fn run(
     let repo = git2::Repository::open(dir)
         .with_context(|| format!("{} is not the root of a git repository", dir.display()))?;
     let base = resolve_commit(&repo, base)?;
-    let change = collect_changes(dir, base)?;
+    let change = collect_changes(dir, base, &[])?;
     let files: Vec<String> = change.files.iter().map(|f| f.path.clone()).collect();
     let rules = applying(&book, &files)?;
     let summary = summary

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
+use sens_engine::ignores::Ignores;
 use sens_engine::lang::Lang;
 use tree_sitter::{Query, QueryCursor, StreamingIterator};
 
@@ -34,15 +35,13 @@ impl FileSet {
     }
 
     /// The matching files under `root`, sorted, as paths relative to `root`.
-    /// Files ignored by the project's `.gitignore` and hidden files are skipped, so
+    /// Files the ignore rules that count hide (the baseline's `.gitignore`, the
+    /// harness's set-up products) and hidden files are skipped, so
     /// `node_modules` or build output never count.
-    pub fn files(&self, root: &Path) -> Result<Vec<PathBuf>> {
-        // The project's own ignore files count, never this machine's global ones.
-        let walk = ignore::WalkBuilder::new(root)
-            .git_global(false)
-            .git_exclude(false)
-            .build();
-        relative_files(walk, root, |relative| self.matches(relative))
+    pub fn files(&self, root: &Path, rules: &Ignores) -> Result<Vec<PathBuf>> {
+        relative_files(rules.walk(root).build(), root, |relative| {
+            self.matches(relative)
+        })
     }
 }
 

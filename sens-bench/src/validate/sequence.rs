@@ -16,7 +16,7 @@ use crate::measure::loc;
 use crate::spec::sequence::{Sequence, load_sequence};
 use crate::workspace::Workspace;
 use crate::workspace::cache::Cache;
-use crate::workspace::git::apply_patch;
+use crate::workspace::git::{apply_patch, copy_rules};
 use crate::workspace::hidden::{copy_hidden, remove_hidden};
 
 /// Options of `sens-bench sequence validate`.
@@ -300,13 +300,15 @@ impl SequenceWalk<'_> {
     fn measure(&mut self, state: &str, copy: &CheckedCopy) -> bool {
         let started = Instant::now();
         let root = &copy.workspace.root;
-        let measured = loc::lines_of_code(root, &self.sequence.size).and_then(|loc| {
-            Ok(StateSize {
-                state: state.to_string(),
-                loc,
-                probes: loc::count_probes(root, &self.sequence.probes, &self.sequence.size)?,
-            })
-        });
+        let size = &self.sequence.size;
+        let measured = copy_rules(root, copy.workspace.baseline, &copy.workspace.excluded)
+            .and_then(|rules| {
+                Ok(StateSize {
+                    state: state.to_string(),
+                    loc: loc::lines_of_code(root, size, &rules)?,
+                    probes: loc::count_probes(root, &self.sequence.probes, size, &rules)?,
+                })
+            });
         match measured {
             Ok(size) => {
                 self.sizes.push(size);

@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use super::git::{baseline_tree, open_copy};
+use super::git::{baseline_tree, open_copy, work_tree};
 use anyhow::Context;
-use git2::{Delta, DiffFormat, DiffOptions, Oid};
+use git2::{Delta, DiffFormat, Oid};
 
 /// How a file differs from the baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,17 +46,23 @@ impl ChangeSet {
 
 /// The work tree of the repository at `root` against the commit `baseline`:
 /// whatever the agent did (edits, new files not added to git, deletions, even its
-/// own commits) shows, and files the project's `.gitignore` excludes do not.
-pub fn collect_changes(root: &Path, baseline: Oid) -> anyhow::Result<ChangeSet> {
+/// own commits) shows. Only the ignore rules that count hide a file: the
+/// baseline's `.gitignore` files and the harness's `excluded` patterns, never
+/// ignore files or settings written since (the engine's snapshot, given those
+/// rules, lists the work tree).
+pub fn collect_changes(
+    root: &Path,
+    baseline: Oid,
+    excluded: &[String],
+) -> anyhow::Result<ChangeSet> {
     let repo = open_copy(root)?;
     let tree = baseline_tree(&repo, baseline)?;
-    let mut options = DiffOptions::new();
-    options
-        .include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .show_untracked_content(true);
+    let now = work_tree(root, baseline, excluded)?;
+    let now = repo
+        .find_tree(now)
+        .with_context(|| format!("cannot read the snapshot of {}", root.display()))?;
     let diff = repo
-        .diff_tree_to_workdir(Some(&tree), Some(&mut options))
+        .diff_tree_to_tree(Some(&tree), Some(&now), None)
         .with_context(|| format!("cannot diff {} against the baseline", root.display()))?;
     let mut set = ChangeSet::default();
     diff.print(DiffFormat::Patch, |delta, _hunk, line| {
@@ -95,7 +101,7 @@ pub fn collect_changes(root: &Path, baseline: Oid) -> anyhow::Result<ChangeSet> 
 
 fn change_of(status: Delta) -> Change {
     match status {
-        Delta::Added | Delta::Untracked => Change::Added,
+        Delta::Added => Change::Added,
         Delta::Deleted => Change::Deleted,
         _ => Change::Modified,
     }
@@ -132,7 +138,7 @@ mod tests {
         std::fs::create_dir(root.join("build")).unwrap();
         std::fs::write(root.join("build/out.py"), "ignored\n").unwrap();
 
-        let set = collect_changes(root, base).unwrap();
+        let set = collect_changes(root, base, &[]).unwrap();
         let patch = String::from_utf8_lossy(&set.patch);
         assert_eq!(
             set.changes(),
@@ -152,6 +158,46 @@ mod tests {
     }
 
     #[test]
+    fn ignore_rules_written_after_the_baseline_hide_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+        let base = baseline(root);
+        // The agent's three ways to hide a file from git, and a build output.
+        std::fs::write(root.join(".git/info/exclude"), "excluded.py\n").unwrap();
+        let global = root.join(".git/global-ignore");
+        std::fs::write(&global, "global.py\n").unwrap();
+        Repository::open(root)
+            .unwrap()
+            .config()
+            .unwrap()
+            .set_str("core.excludesFile", &global.display().to_string())
+            .unwrap();
+        std::fs::create_dir(root.join("pkg")).unwrap();
+        std::fs::write(root.join("pkg/.gitignore"), "nested.py\n").unwrap();
+        std::fs::create_dir(root.join("build")).unwrap();
+        for file in ["excluded.py", "global.py", "pkg/nested.py", "build/out.py"] {
+            std::fs::write(root.join(file), format!("# {file}\n")).unwrap();
+        }
+
+        let set = collect_changes(root, base, &["/setup-made/".to_string()]).unwrap();
+        let patch = String::from_utf8_lossy(&set.patch);
+        let added = |path: &str| (path.to_string(), Change::Added);
+        assert_eq!(
+            set.changes(),
+            [
+                added("excluded.py"),
+                added("global.py"),
+                added("pkg/.gitignore"),
+                added("pkg/nested.py"),
+            ]
+        );
+        assert!(patch.contains("+# excluded.py\n"), "{patch}");
+        assert!(patch.contains("+# pkg/nested.py\n"), "{patch}");
+        assert!(!patch.contains("build/out.py"), "{patch}");
+    }
+
+    #[test]
     fn the_patch_applies_back_onto_the_baseline() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
@@ -161,7 +207,7 @@ mod tests {
         std::fs::write(root.join("b.txt"), "new\n").unwrap();
         // Bytes that are not UTF-8 are kept, not replaced.
         std::fs::write(root.join("latin1.py"), b"caf\xe9 = 1\n").unwrap();
-        let set = collect_changes(root, base).unwrap();
+        let set = collect_changes(root, base, &[]).unwrap();
 
         let copy = tempfile::tempdir().unwrap();
         std::fs::write(copy.path().join("a.txt"), "one\ntwo\n").unwrap();

@@ -1,10 +1,12 @@
 //! The copy's own repository: commits with a fixed identity (so the same files
 //! always give the same commit id) and patches applied to its work tree.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use git2::{ApplyLocation, Diff, IndexAddOption, Oid, Repository, Signature, Time, Tree};
+use sens_engine::ignores::Ignores;
 
 /// The fixed identity and date of every commit the harness makes in a copy.
 const COMMITTER: (&str, &str) = ("sens-bench", "sens-bench@localhost");
@@ -23,8 +25,6 @@ pub fn resolve_commit(repo: &Repository, rev: &str) -> Result<Oid> {
     Ok(commit.id())
 }
 
-/// Commits the copy's files as they stand (new, changed and deleted files; what
-/// git ignores left out) on its HEAD, with the fixed identity.
 /// The repository of a run's copy at `root`.
 pub fn open_copy(root: &Path) -> Result<Repository> {
     Repository::open(root)
@@ -39,6 +39,58 @@ pub fn baseline_tree(repo: &Repository, baseline: Oid) -> Result<Tree<'_>> {
         .with_context(|| format!("the baseline commit {baseline} is missing"))
 }
 
+/// The ignore rules that count in the copy at `root` (README "Ignore rules that
+/// count"): the `.gitignore` files of the commit `baseline` and the harness's own
+/// `excluded` patterns.
+pub fn copy_rules(root: &Path, baseline: Oid, excluded: &[String]) -> Result<Ignores> {
+    let repo = open_copy(root)?;
+    let tree = baseline_tree(&repo, baseline)?;
+    Ignores::of_tree(&repo, &tree, excluded)
+        .with_context(|| format!("cannot read the ignore rules of {}", root.display()))
+}
+
+/// The tree of the copy's files as they stand, as the rules that count
+/// ([`copy_rules`]) see them: every file git tracks, and every other file those
+/// rules do not hide. git's own ignore handling is bypassed by a forced add that
+/// asks them about each file; names that are not UTF-8 stay bytes. The index is
+/// changed in memory only.
+pub fn work_tree(root: &Path, baseline: Oid, excluded: &[String]) -> Result<Oid> {
+    let rules = copy_rules(root, baseline, excluded)?;
+    let repo = open_copy(root)?;
+    let mut index = repo.index().context("cannot read the copy's git index")?;
+    let tracked: HashSet<Vec<u8>> = index.iter().map(|entry| entry.path).collect();
+    let mut skip = |path: &Path, _: &[u8]| -> i32 {
+        let known = tracked.contains(path.as_os_str().as_encoded_bytes());
+        i32::from(!known && rules.is_ignored(&path.to_string_lossy(), false))
+    };
+    index
+        .add_all(["*"], IndexAddOption::FORCE, Some(&mut skip))
+        .and_then(|()| index.update_all(["*"], None))
+        .with_context(|| format!("cannot list the files of {}", root.display()))?;
+    index
+        .write_tree()
+        .with_context(|| format!("cannot store the files of {}", root.display()))
+}
+
+/// Commits the copy's files after a sequence step, as the diff of that step saw
+/// them ([`work_tree`] against `baseline`, the state the step started from), on
+/// its HEAD; the git index is made to match, so the next step starts clean.
+pub fn commit_state(root: &Path, baseline: Oid, excluded: &[String], message: &str) -> Result<Oid> {
+    let tree = work_tree(root, baseline, excluded)?;
+    let repo = open_copy(root)?;
+    let tree = repo.find_tree(tree)?;
+    let mut index = repo.index().context("cannot read the copy's git index")?;
+    index
+        .read_tree(&tree)
+        .and_then(|()| index.write())
+        .with_context(|| format!("cannot write the git index of {}", root.display()))?;
+    commit_on_head(&repo, &tree, message)
+        .with_context(|| format!("cannot commit `{message}` in {}", root.display()))
+}
+
+/// Commits the copy's files as they stand (new, changed and deleted files; what
+/// git ignores left out) on its HEAD, with the fixed identity: the baseline,
+/// before any agent wrote an ignore rule.
 pub fn commit_all(root: &Path, message: &str) -> Result<Oid> {
     let repo = Repository::open(root)
         .with_context(|| format!("cannot open the repository at {}", root.display()))?;
@@ -49,11 +101,16 @@ pub fn commit_all(root: &Path, message: &str) -> Result<Oid> {
         .and_then(|()| index.write())
         .with_context(|| format!("cannot stage the files of {}", root.display()))?;
     let tree = repo.find_tree(index.write_tree()?)?;
+    commit_on_head(&repo, &tree, message)
+        .with_context(|| format!("cannot commit `{message}` in {}", root.display()))
+}
+
+/// Commits `tree` on HEAD with the fixed identity.
+fn commit_on_head(repo: &Repository, tree: &Tree<'_>, message: &str) -> Result<Oid> {
     let who = Signature::new(COMMITTER.0, COMMITTER.1, &Time::new(COMMIT_TIME, 0))?;
     let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     let parents: Vec<&git2::Commit> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &who, &who, message, &tree, &parents)
-        .with_context(|| format!("cannot commit `{message}` in {}", root.display()))
+    Ok(repo.commit(Some("HEAD"), &who, &who, message, tree, &parents)?)
 }
 
 /// Applies a `git diff` patch to the files under `root` (which must be a
@@ -101,4 +158,37 @@ pub fn check_patch(root: &Path, patch: &Path) -> Result<()> {
         root.display(),
         String::from_utf8_lossy(&output.stderr).trim()
     )
+}
+
+/// The rules of `root` once its files are committed as the baseline.
+#[cfg(test)]
+pub(crate) fn baseline_rules(root: &Path) -> Ignores {
+    Repository::init(root).expect("init");
+    let base = commit_all(root, "baseline").expect("commit");
+    copy_rules(root, base, &[]).expect("rules")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_state_holds_what_its_diff_saw_and_the_next_step_starts_clean() {
+        let dir = tempfile::TempDir::new().expect("temp dir");
+        let root = dir.path();
+        std::fs::write(root.join("a.py"), "x = 1\n").expect("write");
+        Repository::init(root).expect("init");
+        let base = commit_all(root, "baseline").expect("commit");
+        std::fs::write(root.join(".git/info/exclude"), "hidden.py\n").expect("write");
+        std::fs::write(root.join("hidden.py"), "y = 2\n").expect("write");
+        let state = commit_state(root, base, &[], "after step 1").expect("committed");
+        let repo = open_copy(root).expect("open");
+        let tree = repo
+            .find_commit(state)
+            .and_then(|c| c.tree())
+            .expect("tree");
+        assert!(tree.get_path(Path::new("hidden.py")).is_ok());
+        let next = crate::workspace::diff::collect_changes(root, state, &[]).expect("diff");
+        assert_eq!(next.files, []);
+    }
 }

@@ -34,6 +34,10 @@ pub struct Workspace {
     /// Variables every command in this copy runs with (e.g. a shared
     /// `CARGO_TARGET_DIR` for Rust tasks on this repository).
     pub env: Vec<(String, String)>,
+    /// The harness's own ignore patterns (what set-up made, test caches): with
+    /// the baseline's `.gitignore` files, the only rules that hide a file from the
+    /// diff (README "Ignore rules that count").
+    pub excluded: Vec<String>,
     /// The build folder this copy holds alone while it lives.
     _build: Option<Lease>,
 }
@@ -145,6 +149,7 @@ impl Workspace {
             root,
             baseline,
             env,
+            excluded: Vec::new(),
             _build: None,
         })
     }

@@ -11,11 +11,9 @@ use git2::{
     Index, IndexEntry, IndexTime, Oid, Repository, Signature, Status, StatusOptions, StatusShow,
 };
 
+use crate::ignores::{ENGINE_DIR, Ignores};
 use crate::judge::FileChange;
 
-/// The engine's own folder; never part of a snapshot (it holds engine state,
-/// not the agent's work).
-const ENGINE_DIR: &str = ".sens/";
 const CHECKPOINT_PREFIX: &str = "refs/sens/checkpoints/";
 /// A checkpoint commit's message, before its number.
 const CHECKPOINT_MESSAGE: &str = "sens checkpoint ";
@@ -60,6 +58,9 @@ pub struct Checkpoints {
     last_kept: Option<(Oid, Oid)>,
     /// What the last snapshot was made of, and its tree.
     last_snapshot: Option<(SnapshotInputs, Oid)>,
+    /// The ignore rules that count; `None` (a repository with no commit yet):
+    /// git's own.
+    ignores: Option<Ignores>,
 }
 
 /// Everything a snapshot's tree depends on besides the index's content: the
@@ -75,8 +76,15 @@ struct SnapshotInputs {
 }
 
 impl Checkpoints {
-    /// Opens the repository whose working directory is `root`.
+    /// Opens the repository whose working directory is `root`; the ignore rules
+    /// that count are those of HEAD's `.gitignore` files as it stands now.
     pub fn open(root: &Path) -> anyhow::Result<Self> {
+        Self::open_with(root, Ignores::of_head(root, &[])?)
+    }
+
+    /// Opens the repository whose working directory is `root`, with the ignore
+    /// rules that count.
+    pub fn open_with(root: &Path, ignores: Option<Ignores>) -> anyhow::Result<Self> {
         let repo = Repository::discover(root).with_context(|| {
             format!(
                 "{} is not in a git repository: run `git init` there first",
@@ -122,11 +130,14 @@ impl Checkpoints {
             last_checkpoint,
             last_kept,
             last_snapshot: None,
+            ignores,
         })
     }
 
     /// The tree of the working directory as it stands: tracked files as they are
-    /// on disk, plus untracked files git does not ignore; `.sens/` left out.
+    /// on disk, plus untracked files the ignore rules that count do not hide
+    /// (git's status lists ignored files too, then those rules decide); `.sens/`
+    /// left out.
     /// Unchanged tracked files reuse the index's blob ids; changed and untracked
     /// files are hashed once per (size, mtime, ctime, inode).
     pub fn snapshot(&mut self) -> anyhow::Result<Oid> {
@@ -137,7 +148,8 @@ impl Checkpoints {
             .update_index(true)
             .include_untracked(true)
             .recurse_untracked_dirs(true)
-            .include_ignored(false)
+            .include_ignored(self.ignores.is_some())
+            .recurse_ignored_dirs(true)
             .exclude_submodules(true);
         let statuses = self
             .repo
@@ -154,13 +166,26 @@ impl Checkpoints {
                 );
             };
             let status = entry.status();
-            if status.contains(Status::WT_DELETED) {
+            if path.ends_with('/') {
+                // An untracked nested repository: not ours to copy.
+                continue;
+            }
+            if status.intersects(Status::WT_NEW | Status::IGNORED) {
+                // Untracked: the rules that count decide, whatever git's say.
+                let shown = self
+                    .ignores
+                    .as_ref()
+                    .map_or(!status.contains(Status::IGNORED), |rules| {
+                        !rules.is_ignored(path, false)
+                    });
+                if shown {
+                    on_disk.push(path.to_string());
+                }
+            } else if status.contains(Status::WT_DELETED) {
                 gone.push(path.to_string());
-            } else if status.intersects(
-                Status::WT_NEW | Status::WT_MODIFIED | Status::WT_TYPECHANGE | Status::CONFLICTED,
-            ) && !path.ends_with('/')
+            } else if status
+                .intersects(Status::WT_MODIFIED | Status::WT_TYPECHANGE | Status::CONFLICTED)
             {
-                // A trailing slash is an untracked nested repository: not ours to copy.
                 on_disk.push(path.to_string());
             }
         }
@@ -687,6 +712,57 @@ mod tests {
         let entry = tree.get_path(Path::new(path)).ok()?;
         let blob = checkpoints.repo.find_blob(entry.id()).ok()?;
         Some(String::from_utf8_lossy(blob.content()).into_owned())
+    }
+
+    #[test]
+    fn ignore_rules_written_during_the_run_hide_nothing_from_snapshots_or_the_walk()
+    -> anyhow::Result<()> {
+        let dir = repo_with_files()?;
+        let root = dir.path();
+        let harness = ["/made-by-setup/".to_string()];
+        let mut checkpoints = Checkpoints::open_with(root, Ignores::of_head(root, &harness)?)?;
+        std::fs::create_dir(root.join("made-by-setup"))?;
+        std::fs::write(root.join("made-by-setup/site.py"), "x = 1\n")?;
+        // The three kinds of ignore rule an agent can add, each hiding a file.
+        std::fs::write(root.join(".git/info/exclude"), "excluded.py\n")?;
+        let global = root.join(".git/global-ignore");
+        std::fs::write(&global, "global.py\n")?;
+        git(
+            root,
+            &["config", "core.excludesFile", &global.display().to_string()],
+        )?;
+        std::fs::create_dir_all(root.join("pkg"))?;
+        std::fs::write(root.join("pkg/.gitignore"), "nested.py\n")?;
+        for file in ["excluded.py", "global.py", "pkg/nested.py", "build.log"] {
+            std::fs::write(root.join(file), "def f():\n    return 1\n")?;
+        }
+        let now = checkpoints.snapshot()?;
+        for file in [
+            "excluded.py",
+            "global.py",
+            "pkg/nested.py",
+            "pkg/.gitignore",
+        ] {
+            assert!(
+                blob_text(&checkpoints, now, file).is_some(),
+                "{file} is hidden"
+            );
+        }
+        assert_eq!(
+            blob_text(&checkpoints, now, "build.log"),
+            None,
+            "the baseline's .gitignore still counts"
+        );
+        assert_eq!(blob_text(&checkpoints, now, "made-by-setup/site.py"), None);
+        let walked = crate::walk::walk(root, crate::walk::WalkOptions::default())?;
+        let indexed: Vec<&str> = walked.candidates.iter().map(|c| c.rel.as_str()).collect();
+        for file in ["excluded.py", "global.py", "pkg/nested.py"] {
+            assert!(
+                indexed.contains(&file),
+                "{file} is not indexed: {indexed:?}"
+            );
+        }
+        Ok(())
     }
 
     #[test]

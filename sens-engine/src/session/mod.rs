@@ -62,6 +62,10 @@ pub struct SessionOptions {
     pub human_decision: Option<String>,
     /// The reviewer asked at Stop after the change rules pass (`None`: no review).
     pub review: Option<review::ReviewOptions>,
+    /// Patterns (gitignore syntax) that hide files from the snapshots besides
+    /// HEAD's `.gitignore` files: a harness's own exclusions, such as what its
+    /// set-up created (README "Ignore rules that count").
+    pub excluded: Vec<String>,
 }
 
 impl SessionOptions {
@@ -74,6 +78,7 @@ impl SessionOptions {
             tools: false,
             human_decision: None,
             review: None,
+            excluded: Vec::new(),
         }
     }
 }
@@ -220,7 +225,8 @@ impl Session {
         guards: Guards,
         options: SessionOptions,
     ) -> anyhow::Result<Self> {
-        let checkpoints = Checkpoints::open(root)?;
+        let ignores = crate::ignores::Ignores::of_head(root, &options.excluded)?;
+        let checkpoints = Checkpoints::open_with(root, ignores)?;
         let canonical_root = root
             .canonicalize()
             .with_context(|| format!("resolving the project root {}", root.display()))?;
