@@ -304,6 +304,29 @@ fn script(dir: &Path, turns: Value) -> String {
     format!("script:{}", path.display())
 }
 
+/// A scripted agent whose one tool call runs `command` in Bash.
+fn bash_agent(dir: &Path, command: &str) -> String {
+    script(
+        dir,
+        serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
+    )
+}
+
+/// Starts `args` in the background and waits until its agent has left `mark`;
+/// fails if the run ends first.
+fn spawn_until_marked(args: &[&str], mark: &Path) -> Child {
+    let mut child = spawn(args);
+    while !mark.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before its agent left {}",
+            mark.display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child
+}
+
 fn tool(name: &str, input: Value) -> Value {
     serde_json::json!({"blocks": [{"type": "tool_use", "name": name, "input": input}]})
 }
@@ -341,10 +364,7 @@ fn a_hung_agent_is_stopped_at_the_task_timeout() {
         pid.display(),
         finished.display()
     );
-    let agent = script(
-        dir.path(),
-        serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
-    );
+    let agent = bash_agent(dir.path(), &command);
     let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
     // The pid file lies outside what the sandbox shows (and a sandboxed `$$` is
     // the pid namespace's): this checks the kill of an unsandboxed agent.
@@ -934,21 +954,11 @@ fn a_second_run_on_a_live_batch_is_refused_naming_the_holder() {
     let out = dir.path().join("batch");
     let started = dir.path().join("started");
     let command = format!("touch {}; sleep 300", started.display());
-    let agent = script(
-        dir.path(),
-        serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
-    );
+    let agent = bash_agent(dir.path(), &command);
     let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
     // The agent leaves its mark outside its copy, which the sandbox would hide.
     args.extend(["--agent", &agent, "--no-sandbox"]);
-    let mut first = spawn(&args);
-    while !started.exists() {
-        assert!(
-            first.try_wait().unwrap().is_none(),
-            "the first run ended early"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let first = spawn_until_marked(&args, &started);
     let second = run(&args);
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(2), "{stderr}");
@@ -1213,18 +1223,11 @@ fn a_sigkilled_runs_copy_and_home_are_removed_by_the_next_run_of_the_batch() {
     let out = dir.path().join("batch");
     let pid = dir.path().join("agent.pid");
     let command = format!("echo $$ > {}.tmp; mv {0}.tmp {0}; sleep 300", pid.display());
-    let agent = script(
-        dir.path(),
-        serde_json::json!([tool("Bash", serde_json::json!({ "command": command }))]),
-    );
+    let agent = bash_agent(dir.path(), &command);
     let mut args = task_args(path_str(&out), "tiny-hang", "C0", "1");
     // The agent leaves its mark outside its copy, which the sandbox would hide.
     args.extend(["--agent", &agent, "--no-sandbox"]);
-    let mut first = spawn(&args);
-    while !pid.exists() {
-        assert!(first.try_wait().unwrap().is_none(), "the run ended early");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut first = spawn_until_marked(&args, &pid);
     first.kill().unwrap();
     first.wait().unwrap();
     // The harness is gone; end the agent it left as a cluster scheduler would.
