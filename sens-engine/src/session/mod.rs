@@ -439,13 +439,13 @@ impl Session {
         if let Some(id) = tool_use_id {
             input["tool_use_id"] = json!(id);
         }
-        // A session of guards alone has no judge, so it knows no tool.
-        let answered = if self.options.tools && self.judge.is_some() {
+        let answered = if self.options.tools {
             self.judged_tree()
                 .map_err(ToolError::Engine)
-                .and_then(|tree| {
-                    let judge = self.judge.as_ref().expect("checked above");
-                    Ok((tree, judge.tool(name, arguments)?))
+                .and_then(|tree| match &self.judge {
+                    Some(judge) => Ok((tree, judge.tool(name, arguments)?)),
+                    // A session of guards alone has no judge, so it knows no tool.
+                    None => Err(ToolError::Unknown(name.to_string())),
                 })
         } else {
             Err(ToolError::Unknown(name.to_string()))
