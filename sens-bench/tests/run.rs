@@ -304,6 +304,46 @@ fn script(dir: &Path, turns: Value) -> String {
     format!("script:{}", path.display())
 }
 
+/// `run` of every task in the folder `tasks` under C0 by `agent`, into `out`.
+fn c0_run_args<'a>(tasks: &'a Path, out: &'a Path, agent: &'a str) -> [&'a str; 9] {
+    [
+        "run",
+        "--tasks",
+        path_str(tasks),
+        "--condition",
+        "C0",
+        "--agent",
+        agent,
+        "--out",
+        path_str(out),
+    ]
+}
+
+/// Waits until no live process is left in process group `pgid` (zombies have
+/// ended), however long that takes.
+fn wait_until_group_ended(pgid: i32) {
+    while group_running(pgid) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn group_running(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|stat| {
+            // After the command name: state, parent pid, process group.
+            stat.rsplit_once(") ").is_some_and(|(_, rest)| {
+                let mut fields = rest.split(' ');
+                let state = fields.next().unwrap_or("Z");
+                let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
+                !state.starts_with('Z') && group == Some(pgid)
+            })
+        })
+    })
+}
+
 /// A scripted agent whose one tool call runs `command` in Bash.
 fn bash_agent(dir: &Path, command: &str) -> String {
     script(
@@ -1038,17 +1078,7 @@ fn retry_reruns_only_the_failed_class_and_keeps_the_superseded_attempt() {
             &format!("test -e {} || exit 3", marker.display()),
         )
     });
-    let args = [
-        "run",
-        "--tasks",
-        path_str(&tasks),
-        "--condition",
-        "C0",
-        "--agent",
-        "oracle",
-        "--out",
-        path_str(&out),
-    ];
+    let args = c0_run_args(&tasks, &out, "oracle");
     assert!(run(&args).status.success());
     assert_eq!(records(&out)[0].status, RunStatus::InfraError);
     std::fs::write(&marker, "").unwrap();
@@ -1085,17 +1115,7 @@ fn a_rerun_after_the_source_tree_or_the_script_changed_is_refused_naming_the_fil
     let tasks = task_copy(dir.path(), "tiny-mul", |toml| toml);
     let say = |text: &str| serde_json::json!([{"blocks": [{"type": "text", "text": text}]}]);
     let agent = script(dir.path(), say("done"));
-    let args = [
-        "run",
-        "--tasks",
-        path_str(&tasks),
-        "--condition",
-        "C0",
-        "--agent",
-        &agent,
-        "--out",
-        path_str(&out),
-    ];
+    let args = c0_run_args(&tasks, &out, &agent);
     assert!(run(&args).status.success());
     let manifest = std::fs::read_to_string(out.join("manifest.toml")).unwrap();
     assert!(
@@ -1195,17 +1215,7 @@ fn a_reference_that_does_not_apply_is_an_infra_error_before_any_set_up() {
         "--- a/none.py\n+++ b/none.py\n@@ -1 +1 @@\n-absent\n+line\n",
     )
     .unwrap();
-    let args = [
-        "run",
-        "--tasks",
-        path_str(&tasks),
-        "--condition",
-        "C0",
-        "--agent",
-        "oracle",
-        "--out",
-        path_str(&out),
-    ];
+    let args = c0_run_args(&tasks, &out, "oracle");
     assert!(run(&args).status.success());
     let all = records(&out);
     assert_eq!(all[0].status, RunStatus::InfraError, "{:?}", all[0]);
@@ -1237,7 +1247,11 @@ fn a_sigkilled_runs_copy_and_home_are_removed_by_the_next_run_of_the_batch() {
         .parse()
         .unwrap();
     // SAFETY: getpgid and kill only read and signal the process group we started.
-    unsafe { libc::kill(-libc::getpgid(agent_pid), libc::SIGKILL) };
+    let group = unsafe { libc::getpgid(agent_pid) };
+    // SAFETY: as above.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    // A killed process may still be writing into the folders until it has ended.
+    wait_until_group_ended(group);
     let listed = std::fs::read_to_string(out.join("temporary.list")).unwrap();
     let left: Vec<PathBuf> = listed.lines().map(PathBuf::from).collect();
     assert_eq!(left.len(), 2, "the copy and the HOME: {listed}");
