@@ -7,9 +7,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use git2::{
-    Index, IndexEntry, IndexTime, Oid, Repository, Signature, Status, StatusOptions, StatusShow,
-};
+use git2::{Index, IndexEntry, IndexTime, Oid, Repository, Signature};
+use rayon::prelude::*;
 
 use crate::ignores::{ENGINE_DIR, Ignores};
 use crate::judge::FileChange;
@@ -47,11 +46,9 @@ struct Stamp {
 pub struct Checkpoints {
     repo: Repository,
     root: PathBuf,
-    /// The repository's index file, and the engine's private copy of it.
+    /// The repository's index file, and what it listed when last read.
     real_index: PathBuf,
-    private_index: PathBuf,
-    /// The real index's stat when it was last copied.
-    copied_from: Option<Stamp>,
+    tracked: TrackedFiles,
     blobs: HashMap<String, (Stamp, Oid)>,
     next_number: u64,
     last_checkpoint: Option<Oid>,
@@ -64,7 +61,7 @@ pub struct Checkpoints {
 }
 
 /// Everything a snapshot's tree depends on besides the index's content: the
-/// real index's stat (its content is copied when that changes), and the files
+/// real index's stat (its content is read again when that changes), and the files
 /// that differ from it on disk. Equal inputs give the same tree, so a snapshot
 /// that finds them unchanged skips rebuilding and writing it.
 #[derive(Debug, PartialEq, Eq)]
@@ -123,8 +120,7 @@ impl Checkpoints {
             repo,
             root: root.to_path_buf(),
             real_index: git_dir.join("index"),
-            private_index: git_dir.join("sens").join("index"),
-            copied_from: None,
+            tracked: TrackedFiles::default(),
             blobs: HashMap::new(),
             next_number,
             last_checkpoint,
@@ -135,63 +131,16 @@ impl Checkpoints {
     }
 
     /// The tree of the working directory as it stands: tracked files as they are
-    /// on disk, plus untracked files the ignore rules that count do not hide
-    /// (git's status lists ignored files too, then those rules decide); `.sens/`
-    /// left out.
-    /// Unchanged tracked files reuse the index's blob ids; changed and untracked
-    /// files are hashed once per (size, mtime, ctime, inode).
+    /// on disk, plus untracked files the ignore rules that count do not hide;
+    /// `.sens/` left out.
+    /// Tracked files whose stat matches the git index reuse its blob ids; changed
+    /// and untracked files are hashed once per (size, mtime, ctime, inode).
     pub fn snapshot(&mut self) -> anyhow::Result<Oid> {
-        self.sync_private_index()?;
-        let mut options = StatusOptions::new();
-        options
-            .show(StatusShow::Workdir)
-            .update_index(true)
-            .include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .include_ignored(self.ignores.is_some())
-            .recurse_ignored_dirs(true)
-            .exclude_submodules(true);
-        let statuses = self
-            .repo
-            .statuses(Some(&mut options))
-            .context("reading the working directory's git status")?;
-        let mut on_disk: Vec<String> = Vec::new();
-        let mut gone: Vec<String> = Vec::new();
-        for entry in statuses.iter() {
-            let Ok(path) = std::str::from_utf8(entry.path_bytes()) else {
-                bail!(
-                    "a file name in {} is not UTF-8 ({}): rename it",
-                    self.root.display(),
-                    String::from_utf8_lossy(entry.path_bytes())
-                );
-            };
-            let status = entry.status();
-            if path.ends_with('/') {
-                // An untracked nested repository: not ours to copy.
-                continue;
-            }
-            if status.intersects(Status::WT_NEW | Status::IGNORED) {
-                // Untracked: the rules that count decide, whatever git's say.
-                let shown = self
-                    .ignores
-                    .as_ref()
-                    .map_or(!status.contains(Status::IGNORED), |rules| {
-                        !rules.is_ignored(path, false)
-                    });
-                if shown {
-                    on_disk.push(path.to_string());
-                }
-            } else if status.contains(Status::WT_DELETED) {
-                gone.push(path.to_string());
-            } else if status
-                .intersects(Status::WT_MODIFIED | Status::WT_TYPECHANGE | Status::CONFLICTED)
-            {
-                on_disk.push(path.to_string());
-            }
-        }
-        drop(statuses);
-        gone.sort_unstable();
+        self.read_index()?;
+        let (mut on_disk, gone) = self.tracked_changes()?;
+        on_disk.extend(self.untracked()?);
         on_disk.sort_unstable();
+        on_disk.dedup();
         let mut hashed = Vec::with_capacity(on_disk.len());
         for path in on_disk.iter().filter(|p| !p.starts_with(ENGINE_DIR)) {
             if let Some((mode, id)) = self.hash_file(path)? {
@@ -199,7 +148,7 @@ impl Checkpoints {
             }
         }
         let inputs = SnapshotInputs {
-            index: self.copied_from,
+            index: self.tracked.stamp,
             gone,
             on_disk: hashed,
         };
@@ -215,14 +164,12 @@ impl Checkpoints {
             .map(String::as_str)
             .collect();
         let mut tree_index = Index::new().context("creating an in-memory git index")?;
-        let repo_index = self.repo.index().context("reading the git index")?;
-        for entry in repo_index.iter() {
-            let path = String::from_utf8_lossy(&entry.path).into_owned();
-            let stage = (entry.flags >> 12) & 0x3;
-            let skip =
-                stage != 0 || path.starts_with(ENGINE_DIR) || skipped.contains(path.as_str());
+        for entry in &self.tracked.entries {
+            let skip = entry.stage != 0
+                || entry.path.starts_with(ENGINE_DIR)
+                || skipped.contains(entry.path.as_str());
             if !skip {
-                tree_index.add(&tree_entry(&path, entry.mode, entry.id))?;
+                tree_index.add(&tree_entry(&entry.path, entry.mode, entry.id))?;
             }
         }
         for (path, mode, id) in &inputs.on_disk {
@@ -235,52 +182,118 @@ impl Checkpoints {
         Ok(tree)
     }
 
-    /// Points the repository object at a private copy of the git index, fresh
-    /// whenever the real one changed. Status then refreshes the copy's stat
-    /// cache (`update_index`), so later snapshots stat files instead of hashing
-    /// them (a freshly written index marks every file "racily clean", which
-    /// costs a hash per file on every status), and the real index is never
-    /// written.
-    fn sync_private_index(&mut self) -> anyhow::Result<()> {
-        let real = match std::fs::metadata(&self.real_index) {
+    /// Reads the repository's git index again when its stat changed since the
+    /// last read. It is only read: the engine never writes it.
+    fn read_index(&mut self) -> anyhow::Result<()> {
+        let stamp = match std::fs::metadata(&self.real_index) {
             Ok(m) => Some(stamp(&m, 0)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => {
                 return Err(e).with_context(|| format!("reading {}", self.real_index.display()));
             }
         };
-        if self.copied_from.is_some() && self.copied_from == real {
+        if self.tracked.read && self.tracked.stamp == stamp {
             return Ok(());
         }
-        if let Some(dir) = self.private_index.parent() {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
-        match real {
-            Some(_) => {
-                std::fs::copy(&self.real_index, &self.private_index).with_context(|| {
-                    format!(
-                        "copying {} to {}",
-                        self.real_index.display(),
-                        self.private_index.display()
-                    )
-                })?;
+        let mut entries = Vec::new();
+        if stamp.is_some() {
+            let index = Index::open(&self.real_index)
+                .with_context(|| format!("reading the git index {}", self.real_index.display()))?;
+            for entry in index.iter() {
+                entries.push(TrackedFile::of(&entry));
             }
-            None => match std::fs::remove_file(&self.private_index) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(e)
-                        .with_context(|| format!("removing {}", self.private_index.display()));
-                }
-            },
         }
-        let mut index = Index::open(&self.private_index)
-            .with_context(|| format!("opening {}", self.private_index.display()))?;
-        self.repo
-            .set_index(&mut index)
-            .context("pointing the repository at the private index")?;
-        self.copied_from = real;
+        self.tracked = TrackedFiles {
+            read: true,
+            stamp,
+            entries,
+        };
         Ok(())
+    }
+
+    /// The tracked files that differ from the git index on disk (changed, of
+    /// another type, or in conflict), and those gone. One `lstat` per file, in
+    /// parallel; a file whose stat matches its entry is unchanged, as in git.
+    fn tracked_changes(&self) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+        let racy_from = self.tracked.stamp.map_or(i128::MIN, |s| s.mtime_ns);
+        let root = self.root.as_path();
+        let states: Vec<FileState> = self
+            .tracked
+            .entries
+            .par_iter()
+            .map(|entry| entry.state(root, racy_from))
+            .collect::<anyhow::Result<_>>()?;
+        let (mut on_disk, mut gone) = (Vec::new(), Vec::new());
+        for (entry, state) in self.tracked.entries.iter().zip(states) {
+            match state {
+                FileState::Same => {}
+                FileState::Changed => on_disk.push(entry.path.clone()),
+                FileState::Gone => gone.push(entry.path.clone()),
+            }
+        }
+        gone.sort_unstable();
+        Ok((on_disk, gone))
+    }
+
+    /// The untracked files that count: a walk of the working directory that
+    /// does not enter `.git`, nested repositories or folders the ignore rules
+    /// that count hide (with no baseline: git's own rules, exclude files
+    /// included).
+    fn untracked(&self) -> anyhow::Result<Vec<String>> {
+        let baseline = self.ignores.is_some();
+        let mut builder = ignore::WalkBuilder::new(&self.root);
+        let (rules, top) = (self.ignores.clone(), self.root.clone());
+        builder
+            .hidden(false)
+            .ignore(false)
+            .parents(false)
+            .git_ignore(!baseline)
+            .git_exclude(!baseline)
+            .git_global(!baseline)
+            .filter_entry(move |entry| {
+                if entry.file_name() == ".git" {
+                    return false;
+                }
+                let dir = entry.file_type().is_some_and(|t| t.is_dir());
+                if !dir || entry.depth() == 0 {
+                    return true;
+                }
+                let rel = entry.path().strip_prefix(&top).ok().and_then(Path::to_str);
+                let hidden = match (&rules, rel) {
+                    (Some(rules), Some(rel)) => rules.is_ignored(rel, true),
+                    _ => false,
+                };
+                // An untracked nested repository is not ours to copy.
+                !hidden && !entry.path().join(".git").exists()
+            });
+        let mut found = Vec::new();
+        for entry in builder.build() {
+            let entry = entry.with_context(|| {
+                format!("walking the working directory {}", self.root.display())
+            })?;
+            if entry.file_type().is_none_or(|t| t.is_dir()) {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(&self.root) else {
+                continue;
+            };
+            let Some(rel) = rel.to_str() else {
+                bail!(
+                    "a file name in {} is not UTF-8 ({}): rename it",
+                    self.root.display(),
+                    rel.display()
+                );
+            };
+            let counts = || {
+                self.ignores
+                    .as_ref()
+                    .is_none_or(|r| !r.is_ignored(rel, false))
+            };
+            if !self.tracked.contains(rel) && counts() {
+                found.push(rel.to_string());
+            }
+        }
+        Ok(found)
     }
 
     /// The file's mode and blob id, or `None` when it vanished or is not a file.
@@ -291,15 +304,7 @@ impl Checkpoints {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("reading {}", absolute.display())),
         };
-        let mode = if metadata.file_type().is_symlink() {
-            0o120000
-        } else if metadata.is_file() {
-            if std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o111 != 0 {
-                0o100755
-            } else {
-                0o100644
-            }
-        } else {
+        let Some(mode) = git_mode(&metadata) else {
             return Ok(None);
         };
         let stamp = stamp(&metadata, mode);
@@ -594,6 +599,116 @@ fn tree_entry(path: &str, mode: u32, id: Oid) -> IndexEntry {
     }
 }
 
+/// The git mode of a file, symlink or executable file; `None` for anything else.
+fn git_mode(metadata: &std::fs::Metadata) -> Option<u32> {
+    if metadata.file_type().is_symlink() {
+        Some(0o120000)
+    } else if metadata.is_file() {
+        let executable = std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o111;
+        Some(if executable != 0 { 0o100755 } else { 0o100644 })
+    } else {
+        None
+    }
+}
+
+/// What the git index lists, in its order (by path, then stage).
+#[derive(Default)]
+struct TrackedFiles {
+    /// Whether it was read at all (`stamp` is `None` without an index file).
+    read: bool,
+    stamp: Option<Stamp>,
+    entries: Vec<TrackedFile>,
+}
+
+impl TrackedFiles {
+    fn contains(&self, path: &str) -> bool {
+        let at = self.entries.partition_point(|e| e.path.as_str() < path);
+        self.entries.get(at).is_some_and(|e| e.path == path)
+    }
+}
+
+/// One entry of the git index: what it records of the file's stat when it was
+/// staged, so an unchanged file costs one `lstat` and no read.
+struct TrackedFile {
+    path: String,
+    mode: u32,
+    id: Oid,
+    stage: u16,
+    /// Skip-worktree (sparse checkout) or a submodule: not looked at on disk.
+    not_on_disk: bool,
+    size: u32,
+    mtime: (i32, u32),
+    ctime: (i32, u32),
+    inode: u32,
+}
+
+/// A tracked file on disk against its index entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileState {
+    Same,
+    Changed,
+    Gone,
+}
+
+/// The extended index flag of a skip-worktree entry.
+const SKIP_WORKTREE: u16 = 1 << 14;
+
+impl TrackedFile {
+    fn of(entry: &IndexEntry) -> Self {
+        Self {
+            path: String::from_utf8_lossy(&entry.path).into_owned(),
+            mode: entry.mode,
+            id: entry.id,
+            stage: (entry.flags >> 12) & 0x3,
+            not_on_disk: entry.flags_extended & SKIP_WORKTREE != 0 || entry.mode == 0o160000,
+            size: entry.file_size,
+            mtime: (entry.mtime.seconds(), entry.mtime.nanoseconds()),
+            ctime: (entry.ctime.seconds(), entry.ctime.nanoseconds()),
+            inode: entry.ino,
+        }
+    }
+
+    /// Compared as git does (stat fields truncated to the index's 32 bits); an
+    /// entry staged no earlier than the index was written (`racy_from`, its
+    /// mtime in ns) may hide a later edit of the same stat, so it counts as
+    /// changed and is hashed (once per stat, see `hash_file`).
+    fn state(&self, root: &Path, racy_from: i128) -> anyhow::Result<FileState> {
+        use std::os::unix::fs::MetadataExt;
+        if self.stage != 0 {
+            return Ok(FileState::Changed);
+        }
+        if self.not_on_disk {
+            return Ok(FileState::Same);
+        }
+        let file = root.join(&self.path);
+        let metadata = match std::fs::symlink_metadata(&file) {
+            Ok(m) => m,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(FileState::Gone);
+            }
+            Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+        };
+        let time = |secs: i64, ns: i64| (secs as i32, ns as u32);
+        let racy = i128::from(self.mtime.0) * 1_000_000_000 + i128::from(self.mtime.1) >= racy_from;
+        let same = !racy
+            && git_mode(&metadata) == Some(self.mode)
+            && metadata.len() as u32 == self.size
+            && time(metadata.mtime(), metadata.mtime_nsec()) == self.mtime
+            && time(metadata.ctime(), metadata.ctime_nsec()) == self.ctime
+            && metadata.ino() as u32 == self.inode;
+        Ok(if same {
+            FileState::Same
+        } else {
+            FileState::Changed
+        })
+    }
+}
+
 fn stamp(metadata: &std::fs::Metadata, mode: u32) -> Stamp {
     use std::os::unix::fs::MetadataExt;
     let nanos = |secs: i64, ns: i64| i128::from(secs) * 1_000_000_000 + i128::from(ns);
@@ -875,6 +990,105 @@ mod tests {
         let approved = reopened.repo.find_reference(APPROVED_REF)?.target();
         assert_eq!(approved, Some(second.commit));
         assert_eq!(std::fs::read(root.join(".git/HEAD"))?, head_before);
+        Ok(())
+    }
+
+    /// The tree `git add -A && git write-tree` makes of the same folder, in a
+    /// scratch index (the repository's own is left alone).
+    fn git_write_tree(root: &Path) -> anyhow::Result<Oid> {
+        let scratch = tempfile::tempdir()?;
+        let index = scratch.path().join("index");
+        if root.join(".git/index").exists() {
+            std::fs::copy(root.join(".git/index"), &index)?;
+        }
+        let run = |args: &[&str]| -> anyhow::Result<String> {
+            let out = Command::new("git")
+                .args(args)
+                .env("GIT_INDEX_FILE", &index)
+                .current_dir(root)
+                .output()
+                .context("running git")?;
+            anyhow::ensure!(out.status.success(), "git {args:?} failed");
+            Ok(String::from_utf8(out.stdout)?.trim().to_string())
+        };
+        run(&["add", "-A"])?;
+        Ok(Oid::from_str(&run(&["write-tree"])?)?)
+    }
+
+    #[test]
+    fn snapshot_is_the_tree_git_would_stage_and_skips_only_what_the_baseline_hides()
+    -> anyhow::Result<()> {
+        let dir = repo_with_files()?;
+        let root = dir.path();
+        std::fs::write(root.join(".gitignore"), "*.log\nnode_modules/\n")?;
+        std::fs::create_dir_all(root.join("node_modules/kept"))?;
+        std::fs::write(root.join("node_modules/kept/index.js"), "old\n")?;
+        std::fs::create_dir_all(root.join("src/deep"))?;
+        std::fs::write(root.join("src/deep/a.py"), "a = 1\n")?;
+        git(root, &["add", "-A"])?;
+        git(root, &["add", "-f", "node_modules/kept/index.js"])?;
+        git(root, &["commit", "-qm", "ignored folder"])?;
+        let mut checkpoints = Checkpoints::open(root)?;
+        assert_eq!(checkpoints.snapshot()?, git_write_tree(root)?);
+
+        // A new file in a new folder, an edit, a deletion, a folder removed.
+        std::fs::create_dir_all(root.join("fresh/sub"))?;
+        std::fs::write(root.join("fresh/sub/new.py"), "def f():\n    pass\n")?;
+        std::fs::write(root.join("edited.txt"), "changed\n")?;
+        std::fs::remove_file(root.join("deleted.txt"))?;
+        std::fs::remove_dir_all(root.join("src"))?;
+        // A tracked file inside an ignored folder is still followed; the
+        // folder's untracked files are not read.
+        std::fs::write(root.join("node_modules/kept/index.js"), "new\n")?;
+        std::fs::create_dir_all(root.join("node_modules/pkg"))?;
+        std::fs::write(root.join("node_modules/pkg/x.js"), "x\n")?;
+        std::fs::write(root.join("fresh/run.log"), "ignored\n")?;
+        let now = checkpoints.snapshot()?;
+        assert_eq!(now, git_write_tree(root)?);
+        assert_eq!(
+            blob_text(&checkpoints, now, "fresh/sub/new.py").as_deref(),
+            Some("def f():\n    pass\n")
+        );
+        assert_eq!(
+            blob_text(&checkpoints, now, "node_modules/kept/index.js").as_deref(),
+            Some("new\n")
+        );
+        assert_eq!(blob_text(&checkpoints, now, "node_modules/pkg/x.js"), None);
+        assert_eq!(blob_text(&checkpoints, now, "src/deep/a.py"), None);
+
+        // A folder only git's exclude file hides still counts; an untracked
+        // nested repository is not copied.
+        std::fs::write(root.join(".git/info/exclude"), "local/\n")?;
+        std::fs::create_dir_all(root.join("local"))?;
+        std::fs::write(root.join("local/mine.py"), "m = 1\n")?;
+        std::fs::create_dir_all(root.join("other"))?;
+        git(&root.join("other"), &["init", "-q"])?;
+        std::fs::write(root.join("other/inner.py"), "i = 1\n")?;
+        let later = checkpoints.snapshot()?;
+        assert_eq!(
+            blob_text(&checkpoints, later, "local/mine.py").as_deref(),
+            Some("m = 1\n")
+        );
+        assert_eq!(blob_text(&checkpoints, later, "other/inner.py"), None);
+        Ok(())
+    }
+
+    #[test]
+    fn without_a_commit_snapshots_keep_gits_own_ignore_rules() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path();
+        git(root, &["init", "-q"])?;
+        std::fs::write(root.join(".gitignore"), "*.log\n")?;
+        std::fs::write(root.join(".git/info/exclude"), "secret.txt\n")?;
+        for file in ["a.txt", "b.log", "secret.txt"] {
+            std::fs::write(root.join(file), "x\n")?;
+        }
+        let mut checkpoints = Checkpoints::open(root)?;
+        let now = checkpoints.snapshot()?;
+        assert_eq!(now, git_write_tree(root)?);
+        assert!(blob_text(&checkpoints, now, "a.txt").is_some());
+        assert_eq!(blob_text(&checkpoints, now, "b.log"), None);
+        assert_eq!(blob_text(&checkpoints, now, "secret.txt"), None);
         Ok(())
     }
 
