@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use sens_engine::Engine;
 use sens_engine::cache::IndexCache;
 use sens_engine::config::RuleConfig;
-use sens_engine::index::{BuildReport, CopyKind, Index};
+use sens_engine::index::{BuildReport, CopyKind, Index, Prefilter, UnitId};
 use sens_engine::judge::Judge;
 use sens_engine::units::UnitKind;
 use sens_engine::walk::WalkOptions;
@@ -135,30 +135,25 @@ pub fn bench(dir: &Path, cfg: &RuleConfig, runs: usize) -> Result<ExitCode> {
 
     // As the rules look: a unit against the units of every other file. Once in
     // sequence over all units (caches cold, as between two hook calls), then each
-    // unit repeated (caches warm).
+    // unit repeated (caches warm); with the sketch filter and without it.
     let ids: Vec<_> = index.units().map(|(id, _)| id).collect();
-    let lookup = |id: &sens_engine::index::UnitId| {
-        if let Some(unit) = index.unit(*id) {
-            black_box(index.copies(&unit.data, |_, other| other.file == unit.file));
-        }
-    };
-    let cold = sample(&ids, lookup);
-    let mut warm: Vec<Duration> = ids
-        .iter()
-        .map(|id| {
-            lookup(id);
-            let start = Instant::now();
-            lookup(id);
-            start.elapsed()
-        })
-        .collect();
-    warm.sort_unstable();
+    let sketch = lookup_times(&index, &ids, Prefilter::Sketch);
+    let sizes = lookup_times(&index, &ids, Prefilter::Sizes);
+    let median = |sample: &[Duration]| micros(percentile(sample, 0.5));
     println!(
         "copy lookup: median {:.2} us, p99 {:.2} us over {} units (warm caches: median {:.2} us)",
-        micros(percentile(&cold, 0.5)),
-        micros(percentile(&cold, 0.99)),
-        cold.len(),
-        micros(percentile(&warm, 0.5)),
+        median(&sketch.0),
+        micros(percentile(&sketch.0, 0.99)),
+        ids.len(),
+        median(&sketch.1),
+    );
+    println!(
+        "copy lookup without the sketch filter: median {:.2} us, p99 {:.2} us (warm caches: median {:.2} us); with / without = {:.2} cold, {:.2} warm",
+        median(&sizes.0),
+        micros(percentile(&sizes.0, 0.99)),
+        median(&sizes.1),
+        median(&sketch.0) / median(&sizes.0),
+        median(&sketch.1) / median(&sizes.1),
     );
 
     let mut files: Vec<(String, String)> = Vec::new();
@@ -216,6 +211,33 @@ pub fn bench(dir: &Path, cfg: &RuleConfig, runs: usize) -> Result<ExitCode> {
         None => println!("jscpd: not installed (scripts/setup.sh puts it in .tools/)"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The copy lookup of every unit in `ids` (against the units of other files):
+/// once each in sequence (cold caches), then each right after itself (warm);
+/// both ascending.
+fn lookup_times(
+    index: &Index,
+    ids: &[UnitId],
+    prefilter: Prefilter,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let lookup = |id: &UnitId| {
+        if let Some(unit) = index.unit(*id) {
+            black_box(index.copies_by(&unit.data, |_, other| other.file == unit.file, prefilter));
+        }
+    };
+    let cold = sample(ids, lookup);
+    let mut warm: Vec<Duration> = ids
+        .iter()
+        .map(|id| {
+            lookup(id);
+            let start = Instant::now();
+            lookup(id);
+            start.elapsed()
+        })
+        .collect();
+    warm.sort_unstable();
+    (cold, warm)
 }
 
 /// The best of `runs` full indexes from an on-disk cache that one cold build

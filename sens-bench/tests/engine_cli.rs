@@ -475,6 +475,8 @@ fn engine_bench_prints_the_ratio_rows_the_readme_quotes() {
         "full index, best of 1: total",
         "warm / cold =",
         "copy lookup: median",
+        "copy lookup without the sketch filter: median",
+        "with / without =",
         "PreToolUse verdict over",
         "engine resident memory:",
         "engine full index / jscpd =",

@@ -4,16 +4,20 @@
 //! that should pass must carry no objection, a marked copy must be denied, and a
 //! wrong answer fails the run.
 //!
-//! `cargo bench -p sens-engine --bench session [-- FILES]` (default 10000 files).
-//! Prints p50/p99/max per callback kind.
+//! `cargo bench -p sens-engine --bench session [-- FILES]` (default 10000 files,
+//! beside a `node_modules/` of a fifth as many that the baseline ignores).
+//! Prints p50/p99/max per callback kind, and a snapshot beside `git status` on
+//! the same tree with their ratio.
 
 use std::path::Path;
+use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, ensure};
 use git2::{IndexAddOption, Repository, Signature};
 use sens_engine::finding::{Finding, NewUnit, Suggestion};
 use sens_engine::judge::{FileChange, Judge};
+use sens_engine::session::checkpoint::Checkpoints;
 use sens_engine::session::{Session, SessionOptions};
 use serde_json::{Value, json};
 
@@ -64,6 +68,16 @@ fn make_project(root: &Path, files: usize) -> anyhow::Result<()> {
             format!("pub fn f{i}(x: i64) -> i64 {{\n{body}    x\n}}\n"),
         )?;
     }
+    // Installed packages: a folder the baseline ignores, never read.
+    for i in 0..files / 5 {
+        let dir = root.join(format!("node_modules/p{:03}", i / 100));
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join(format!("i{i:05}.js")),
+            format!("module.exports = {i};\n"),
+        )?;
+    }
+    std::fs::write(root.join(".gitignore"), "node_modules/\n")?;
     let repo = Repository::init(root)?;
     let mut index = repo.index()?;
     index.add_all(["*"], IndexAddOption::DEFAULT, None)?;
@@ -108,13 +122,13 @@ impl Expect {
 }
 
 /// Runs `call` `n` times, checks each answer against `expect` (outside the
-/// timing) and prints latency percentiles in milliseconds.
+/// timing), prints latency percentiles in milliseconds and returns the p50.
 fn measure(
     label: &str,
     n: usize,
     expect: Expect,
     mut call: impl FnMut(usize) -> Value,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<f64> {
     let mut times = Vec::with_capacity(n);
     for i in 0..n {
         let started = Instant::now();
@@ -132,6 +146,48 @@ fn measure(
         pick(0.99),
         pick(1.0)
     );
+    Ok(pick(0.5))
+}
+
+/// The snapshot alone, one more file changed before each, and `git status` of
+/// the same tree (the git CLI: what a snapshot must know, and no tree written).
+fn snapshot_beside_git_status(root: &Path) -> anyhow::Result<()> {
+    let mut checkpoints = Checkpoints::open(root)?;
+    checkpoints.snapshot()?;
+    let mut last = None;
+    let snapshot = measure(
+        "snapshot, one more file changed",
+        50,
+        Expect::Nothing,
+        |i| {
+            let path = root.join(format!("src/m002/f{:05}.rs", 200 + i));
+            let _ = std::fs::write(&path, format!("pub fn snapped{i}() {{}}\n"));
+            let tree = checkpoints.snapshot().map(Some).unwrap_or_default();
+            let fresh = tree.is_some() && tree != last;
+            last = tree;
+            if fresh {
+                json!({})
+            } else {
+                json!({"error": "no new tree"})
+            }
+        },
+    )?;
+    let status = measure(
+        "git status --porcelain (git CLI)",
+        50,
+        Expect::Nothing,
+        |_| {
+            let out = Command::new("git")
+                .args(["status", "--porcelain"])
+                .current_dir(root)
+                .output();
+            match out {
+                Ok(out) if out.status.success() => json!({}),
+                other => json!({"error": format!("{other:?}")}),
+            }
+        },
+    )?;
+    println!("snapshot / git status (p50) = {:.2}", snapshot / status);
     Ok(())
 }
 
@@ -228,6 +284,7 @@ fn main() -> anyhow::Result<()> {
         json!({"tool_name": "Bash", "tool_use_id": "t",
         "tool_input": {"command": "git add -A && git commit -m x"}}),
     );
+    snapshot_beside_git_status(&root)?;
     measure(
         "PreToolUse Bash git commit (audit, 50 changed)",
         20,

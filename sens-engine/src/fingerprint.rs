@@ -151,6 +151,81 @@ pub fn common_at_least(a: &[u32], b: &[u32], needed: usize) -> Option<usize> {
     (common >= needed).then_some(common)
 }
 
+/// Half the buckets a [`Sketch`] counts shingles in (two 4-bit counts a byte).
+const SKETCH_BYTES: usize = 128;
+
+/// A shingle set's counts per bucket of the shingles' low 8 bits, 4 bits a
+/// count (15: 15 or more): 128 bytes a copy lookup reads before a candidate's
+/// shingles. Two sets share at most the smaller count in every bucket, so
+/// [`Counts::common_at_most`] bounds their overlap from above, exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sketch([u8; SKETCH_BYTES]);
+
+/// A sketch's saturated count.
+const SKETCH_FULL: u8 = 15;
+
+impl Sketch {
+    pub fn of(shingles: &[u32]) -> Self {
+        let counts = bucket_counts(shingles);
+        let mut packed = [0u8; SKETCH_BYTES];
+        for (byte, pair) in packed.iter_mut().zip(counts.chunks_exact(2)) {
+            *byte = pair[0].min(SKETCH_FULL) | pair[1].min(SKETCH_FULL) << 4;
+        }
+        Self(packed)
+    }
+}
+
+/// The counts of a looked-up unit's shingles per sketch bucket, even and odd
+/// buckets apart so the bound is computed on whole bytes.
+#[derive(Debug, Clone)]
+pub struct Counts {
+    even: [u8; SKETCH_BYTES],
+    odd: [u8; SKETCH_BYTES],
+}
+
+impl Counts {
+    /// `None` when a bucket holds 255 shingles or more (a unit of tens of
+    /// thousands of shingles): its count would not fit, and no bound is given.
+    pub fn of(shingles: &[u32]) -> Option<Self> {
+        let counts = bucket_counts(shingles);
+        if counts.contains(&u8::MAX) {
+            return None;
+        }
+        let (mut even, mut odd) = ([0u8; SKETCH_BYTES], [0u8; SKETCH_BYTES]);
+        for ((e, o), pair) in even.iter_mut().zip(&mut odd).zip(counts.chunks_exact(2)) {
+            (*e, *o) = (pair[0], pair[1]);
+        }
+        Some(Self { even, odd })
+    }
+
+    /// At least as many as the shingles these counts' set shares with the set
+    /// `sketch` describes (a saturated count bounds nothing: the other side's).
+    pub fn common_at_most(&self, sketch: &Sketch) -> usize {
+        let open = |c: u8| if c == SKETCH_FULL { u8::MAX } else { c };
+        // Summed in 16-bit lanes (at most 2 x 128 x 254): whole bytes, so the
+        // loop runs in vector registers.
+        let total: u16 = sketch
+            .0
+            .iter()
+            .zip(self.even.iter().zip(&self.odd))
+            .map(|(&packed, (&even, &odd))| {
+                u16::from(even.min(open(packed & 0x0f))) + u16::from(odd.min(open(packed >> 4)))
+            })
+            .sum();
+        usize::from(total)
+    }
+}
+
+/// Shingles per bucket of their low 8 bits, saturating at 255.
+fn bucket_counts(shingles: &[u32]) -> [u8; 2 * SKETCH_BYTES] {
+    let mut counts = [0u8; 2 * SKETCH_BYTES];
+    for &s in shingles {
+        let slot = &mut counts[(s & 0xff) as usize];
+        *slot = slot.saturating_add(1);
+    }
+    counts
+}
+
 /// The exact Jaccard of two sorted, deduplicated sets when it reaches
 /// `threshold`; stops as soon as the overlap can no longer reach it.
 pub fn jaccard_at_least(a: &[u32], b: &[u32], threshold: f64) -> Option<f64> {
@@ -421,6 +496,47 @@ mod tests {
         assert_eq!(common_at_least(&a, &b, 25), Some(25));
         assert_eq!(common_at_least(&a, &b, 26), None);
         assert_eq!(common_at_least(&a, &[], 0), Some(0));
+    }
+
+    /// The sketch's bound is never below the true overlap: random sets of
+    /// every size, with shingles crowded into few buckets so counts saturate.
+    #[test]
+    fn the_sketch_bounds_the_overlap_from_above() {
+        let mut state = 99u64;
+        let mut rnd = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            mix(state) as u32
+        };
+        let mut tight = 0;
+        for round in 0..400 {
+            // Low bits drawn from 2^spread buckets: from all 256 down to one.
+            let spread = round % 9;
+            let draw = |rnd: &mut dyn FnMut() -> u32, n: u32| -> Vec<u32> {
+                (0..n % 700)
+                    .map(|_| (rnd() & !0xff) | (rnd() & ((1 << spread) - 1)))
+                    .collect()
+            };
+            let c = rnd();
+            let shared = draw(&mut rnd, c % 400);
+            let set = |own: Vec<u32>| {
+                let mut v: Vec<u32> = shared.iter().copied().chain(own).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            let (n, m) = (rnd(), rnd());
+            let (a, b) = (set(draw(&mut rnd, n)), set(draw(&mut rnd, m)));
+            let common = common_at_least(&a, &b, 0).unwrap_or(0);
+            match Counts::of(&a) {
+                Some(counts) => {
+                    let bound = counts.common_at_most(&Sketch::of(&b));
+                    assert!(bound >= common, "round {round}: {bound} < {common}");
+                    tight += usize::from(bound < a.len().min(b.len()));
+                }
+                None => assert!(a.len() >= 255, "no bound for {} shingles", a.len()),
+            }
+        }
+        assert!(tight > 100, "the bound is never below the smaller size");
     }
 
     #[test]

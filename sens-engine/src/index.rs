@@ -17,7 +17,7 @@ use tree_sitter::Tree;
 use crate::buckets::Buckets;
 use crate::cache::{CacheStats, IndexCache};
 use crate::config::RuleConfig;
-use crate::fingerprint::{NearRule, common_at_least};
+use crate::fingerprint::{Counts, NearRule, Sketch, common_at_least};
 use crate::lang;
 use crate::units::{self, Fingerprinter, ParsedFile, UnitData, UnitKind};
 use crate::walk::{self, SkipReason, WalkOptions};
@@ -420,6 +420,7 @@ impl Index {
             renamed: unit.data.renamed,
             shingles: Arc::clone(&unit.data.shingles),
             whole: unit.data.kind != UnitKind::Window,
+            sketch: Sketch::of(&unit.data.shingles),
         };
         match self.free.pop() {
             Some(id) => {
@@ -505,6 +506,17 @@ impl Index {
     /// candidates confirmed by [`NearRule`] on their exact shingle sets). `skip` filters units out (the unit
     /// itself, its own file); each unit is reported once, under its strongest kind.
     pub fn copies(&self, data: &UnitData, skip: impl Fn(UnitId, &Unit) -> bool) -> Vec<CopyMatch> {
+        self.copies_by(data, skip, Prefilter::Sketch)
+    }
+
+    /// [`Index::copies`], ruling candidates out before their shingles are read
+    /// as `prefilter` says: the matches are the same either way.
+    pub fn copies_by(
+        &self,
+        data: &UnitData,
+        skip: impl Fn(UnitId, &Unit) -> bool,
+        prefilter: Prefilter,
+    ) -> Vec<CopyMatch> {
         let mut found: Vec<CopyMatch> = Vec::new();
         for (map, key, kind) in [
             (&self.exact, data.exact, CopyKind::Exact),
@@ -532,6 +544,10 @@ impl Index {
         candidates.sort_unstable();
         candidates.dedup();
         let n = data.shingles.len();
+        let counts = match prefilter {
+            Prefilter::Sketch if !candidates.is_empty() => Counts::of(&data.shingles),
+            _ => None,
+        };
         for id in candidates {
             let Some(probe) = self.probes.get(id as usize).and_then(Option::as_ref) else {
                 continue;
@@ -545,6 +561,12 @@ impl Index {
             let Some(needed) = self.near.needed(n, m, whole) else {
                 continue;
             };
+            if counts
+                .as_ref()
+                .is_some_and(|c| c.common_at_most(&probe.sketch) < needed)
+            {
+                continue;
+            }
             let Some(similarity) = common_at_least(&data.shingles, &probe.shingles, needed)
                 .and_then(|common| self.near.similarity(n, m, common, whole))
             else {
@@ -626,6 +648,15 @@ impl Index {
     }
 }
 
+/// What a copy lookup does before reading a candidate's shingles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefilter {
+    /// The sizes' bound, then the shingle counts' (the candidate's [`Sketch`]).
+    Sketch,
+    /// The sizes' bound only.
+    Sizes,
+}
+
 /// See `Index::probes`.
 #[derive(Debug, Clone)]
 struct Probe {
@@ -633,6 +664,7 @@ struct Probe {
     shingles: Arc<[u32]>,
     /// A function or class (not a window): see `NearRule`.
     whole: bool,
+    sketch: Sketch,
 }
 
 /// One file of the parallel pass: its units or why it was skipped, its source
@@ -660,4 +692,55 @@ pub struct IndexDigest {
     pub lsh: Vec<(u64, Vec<String>)>,
     pub symbols: Vec<(String, Vec<String>)>,
     pub usages: Vec<(String, u32)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Over a real corpus (this crate's sources, and the near-copy fixtures of
+    /// its tests), every lookup finds the same matches with the sketch as
+    /// without it, while the sketch rules out candidates the sizes let through.
+    #[test]
+    fn the_sketch_changes_no_match_and_rules_out_candidates() -> Result<()> {
+        let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let (mut index, _) = Index::build(
+            &crate_dir.join("src"),
+            RuleConfig::default(),
+            WalkOptions::default(),
+        )?;
+        for name in ["original", "near", "renamed"] {
+            for ext in ["rs", "py", "ts", "js"] {
+                let fixture = crate_dir.join(format!("tests/fixtures/{name}.{ext}.txt"));
+                let text = std::fs::read_to_string(&fixture)?;
+                index.update_file(&format!("fixtures/{name}.{ext}"), &text)?;
+            }
+        }
+        let (mut near, mut ruled_out) = (0, 0);
+        for (_, unit) in index.units() {
+            let other_file = |_: UnitId, other: &Unit| other.file == unit.file;
+            let with = index.copies_by(&unit.data, other_file, Prefilter::Sketch);
+            let without = index.copies_by(&unit.data, other_file, Prefilter::Sizes);
+            assert_eq!(with, without, "{}:{}", unit.file, unit.data.start_line);
+            near += with.iter().filter(|m| m.kind == CopyKind::Near).count();
+            let Some(counts) = Counts::of(&unit.data.shingles) else {
+                continue;
+            };
+            for key in unit.data.bands.iter() {
+                for &id in index.lsh.get(key) {
+                    let Some(probe) = index.probes[id as usize].as_ref() else {
+                        continue;
+                    };
+                    let whole = probe.whole && unit.data.kind != UnitKind::Window;
+                    let (n, m) = (unit.data.shingles.len(), probe.shingles.len());
+                    if let Some(needed) = index.near.needed(n, m, whole) {
+                        ruled_out += usize::from(counts.common_at_most(&probe.sketch) < needed);
+                    }
+                }
+            }
+        }
+        assert!(near > 0, "the corpus holds no near copy");
+        assert!(ruled_out > 0, "the sketch ruled nothing out");
+        Ok(())
+    }
 }
