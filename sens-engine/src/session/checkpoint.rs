@@ -137,8 +137,7 @@ impl Checkpoints {
     /// and untracked files are hashed once per (size, mtime, ctime, inode).
     pub fn snapshot(&mut self) -> anyhow::Result<Oid> {
         self.read_index()?;
-        let (mut on_disk, gone) = self.tracked_changes()?;
-        on_disk.extend(self.untracked()?);
+        let (mut on_disk, gone) = self.changes_on_disk()?;
         on_disk.sort_unstable();
         on_disk.dedup();
         let mut hashed = Vec::with_capacity(on_disk.len());
@@ -211,21 +210,55 @@ impl Checkpoints {
         Ok(())
     }
 
-    /// The tracked files that differ from the git index on disk (changed, of
-    /// another type, or in conflict), and those gone. One `lstat` per file, in
-    /// parallel; a file whose stat matches its entry is unchanged, as in git.
-    fn tracked_changes(&self) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    /// The files that differ from the git index on disk (tracked ones changed,
+    /// of another type or in conflict, and untracked ones that count), and the
+    /// tracked ones gone. The working directory is listed folder by folder, each
+    /// level's folders in parallel, without entering `.git`, nested repositories
+    /// or folders the ignore rules that count hide; a listed tracked file costs
+    /// one `fstatat` in its open folder, and one whose stat matches its entry is
+    /// unchanged, as in git.
+    fn changes_on_disk(&self) -> anyhow::Result<(Vec<String>, Vec<String>)> {
         let racy_from = self.tracked.stamp.map_or(i128::MIN, |s| s.mtime_ns);
-        let root = self.root.as_path();
-        let states: Vec<FileState> = self
-            .tracked
-            .entries
-            .par_iter()
-            .map(|entry| entry.state(root, racy_from))
-            .collect::<anyhow::Result<_>>()?;
+        let entries = &self.tracked.entries;
+        let mut seen = vec![false; entries.len()];
         let (mut on_disk, mut gone) = (Vec::new(), Vec::new());
-        for (entry, state) in self.tracked.entries.iter().zip(states) {
-            match state {
+        let mut folders = vec![String::new()];
+        let (root, tracked) = (self.root.as_path(), &self.tracked);
+        while !folders.is_empty() {
+            let listings: Vec<Listing> = folders
+                .par_iter()
+                .map(|dir| tracked.list(root, dir, racy_from))
+                .collect::<anyhow::Result<_>>()?;
+            folders.clear();
+            for listing in listings {
+                for dir in listing.folders {
+                    if !self.hides(&dir, true)? {
+                        folders.push(dir + "/");
+                    }
+                }
+                for (at, state) in listing.tracked {
+                    seen[at] = true;
+                    if state == FileState::Changed {
+                        on_disk.push(entries[at].path.clone());
+                    }
+                }
+                for file in listing.untracked {
+                    if !self.hides(&file, false)? {
+                        on_disk.push(file);
+                    }
+                }
+            }
+        }
+        // Tracked files the listing did not reach: gone, or in a folder it
+        // does not enter.
+        for (entry, _) in entries.iter().zip(&seen).filter(|(_, seen)| !**seen) {
+            let file = self.root.join(&entry.path);
+            let metadata = match std::fs::symlink_metadata(&file) {
+                Ok(m) => Some(m),
+                Err(e) if is_missing(&e) => None,
+                Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+            };
+            match entry.state(metadata.as_ref(), racy_from) {
                 FileState::Same => {}
                 FileState::Changed => on_disk.push(entry.path.clone()),
                 FileState::Gone => gone.push(entry.path.clone()),
@@ -235,65 +268,20 @@ impl Checkpoints {
         Ok((on_disk, gone))
     }
 
-    /// The untracked files that count: a walk of the working directory that
-    /// does not enter `.git`, nested repositories or folders the ignore rules
-    /// that count hide (with no baseline: git's own rules, exclude files
-    /// included).
-    fn untracked(&self) -> anyhow::Result<Vec<String>> {
-        let baseline = self.ignores.is_some();
-        let mut builder = ignore::WalkBuilder::new(&self.root);
-        let (rules, top) = (self.ignores.clone(), self.root.clone());
-        builder
-            .hidden(false)
-            .ignore(false)
-            .parents(false)
-            .git_ignore(!baseline)
-            .git_exclude(!baseline)
-            .git_global(!baseline)
-            .filter_entry(move |entry| {
-                if entry.file_name() == ".git" {
-                    return false;
-                }
-                let dir = entry.file_type().is_some_and(|t| t.is_dir());
-                if !dir || entry.depth() == 0 {
-                    return true;
-                }
-                let rel = entry.path().strip_prefix(&top).ok().and_then(Path::to_str);
-                let hidden = match (&rules, rel) {
-                    (Some(rules), Some(rel)) => rules.is_ignored(rel, true),
-                    _ => false,
-                };
-                // An untracked nested repository is not ours to copy.
-                !hidden && !entry.path().join(".git").exists()
-            });
-        let mut found = Vec::new();
-        for entry in builder.build() {
-            let entry = entry.with_context(|| {
-                format!("walking the working directory {}", self.root.display())
-            })?;
-            if entry.file_type().is_none_or(|t| t.is_dir()) {
-                continue;
-            }
-            let Ok(rel) = entry.path().strip_prefix(&self.root) else {
-                continue;
-            };
-            let Some(rel) = rel.to_str() else {
-                bail!(
-                    "a file name in {} is not UTF-8 ({}): rename it",
-                    self.root.display(),
-                    rel.display()
-                );
-            };
-            let counts = || {
-                self.ignores
-                    .as_ref()
-                    .is_none_or(|r| !r.is_ignored(rel, false))
-            };
-            if !self.tracked.contains(rel) && counts() {
-                found.push(rel.to_string());
-            }
+    /// Whether the ignore rules that count hide `rel`; with no baseline,
+    /// whether git's own do.
+    fn hides(&self, rel: &str, is_dir: bool) -> anyhow::Result<bool> {
+        match &self.ignores {
+            Some(rules) => Ok(rules.is_ignored(rel, is_dir)),
+            None => self
+                .repo
+                .is_path_ignored(if is_dir {
+                    format!("{rel}/")
+                } else {
+                    rel.to_string()
+                })
+                .with_context(|| format!("asking git whether {rel} is ignored")),
         }
-        Ok(found)
     }
 
     /// The file's mode and blob id, or `None` when it vanished or is not a file.
@@ -599,6 +587,14 @@ fn tree_entry(path: &str, mode: u32, id: Oid) -> IndexEntry {
     }
 }
 
+/// A file that is not there, or under a path that is no longer a folder.
+fn is_missing(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
+}
+
 /// The git mode of a file, symlink or executable file; `None` for anything else.
 fn git_mode(metadata: &std::fs::Metadata) -> Option<u32> {
     if metadata.file_type().is_symlink() {
@@ -621,10 +617,70 @@ struct TrackedFiles {
 }
 
 impl TrackedFiles {
-    fn contains(&self, path: &str) -> bool {
-        let at = self.entries.partition_point(|e| e.path.as_str() < path);
-        self.entries.get(at).is_some_and(|e| e.path == path)
+    /// One folder (`""` or `a/b/`) of the working directory: its subfolders
+    /// but `.git` and nested repositories, its tracked files against their
+    /// entries, and its other files.
+    fn list(&self, root: &Path, dir: &str, racy_from: i128) -> anyhow::Result<Listing> {
+        let path = root.join(dir);
+        let read = std::fs::read_dir(&path).with_context(|| format!("listing {}", path.display()));
+        let mut listing = Listing::default();
+        for entry in read? {
+            let entry = entry.with_context(|| format!("listing {}", path.display()))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else {
+                bail!(
+                    "a file name in {} is not UTF-8 ({}): rename it",
+                    path.display(),
+                    name.display()
+                );
+            };
+            if name == ".git" {
+                continue;
+            }
+            let rel = format!("{dir}{name}");
+            let kind = entry
+                .file_type()
+                .with_context(|| format!("reading {}", entry.path().display()))?;
+            if kind.is_dir() {
+                // An untracked nested repository is not ours to copy.
+                if std::fs::symlink_metadata(entry.path().join(".git")).is_err() {
+                    listing.folders.push(rel);
+                }
+                continue;
+            }
+            match self.position(&rel) {
+                Some(at) => {
+                    let metadata = match entry.metadata() {
+                        Ok(m) => Some(m),
+                        Err(e) if is_missing(&e) => None,
+                        Err(e) => {
+                            return Err(e)
+                                .with_context(|| format!("reading {}", entry.path().display()));
+                        }
+                    };
+                    let state = self.entries[at].state(metadata.as_ref(), racy_from);
+                    listing.tracked.push((at, state));
+                }
+                None => listing.untracked.push(rel),
+            }
+        }
+        Ok(listing)
     }
+
+    /// The first entry of `path`.
+    fn position(&self, path: &str) -> Option<usize> {
+        let at = self.entries.partition_point(|e| e.path.as_str() < path);
+        (self.entries.get(at)?.path == path).then_some(at)
+    }
+}
+
+/// What [`TrackedFiles::list`] found in one folder.
+#[derive(Default)]
+struct Listing {
+    folders: Vec<String>,
+    /// Index of the entry, and how the file on disk compares to it.
+    tracked: Vec<(usize, FileState)>,
+    untracked: Vec<String>,
 }
 
 /// One entry of the git index: what it records of the file's stat when it was
@@ -672,26 +728,16 @@ impl TrackedFile {
     /// entry staged no earlier than the index was written (`racy_from`, its
     /// mtime in ns) may hide a later edit of the same stat, so it counts as
     /// changed and is hashed (once per stat, see `hash_file`).
-    fn state(&self, root: &Path, racy_from: i128) -> anyhow::Result<FileState> {
+    fn state(&self, metadata: Option<&std::fs::Metadata>, racy_from: i128) -> FileState {
         use std::os::unix::fs::MetadataExt;
         if self.stage != 0 {
-            return Ok(FileState::Changed);
+            return FileState::Changed;
         }
         if self.not_on_disk {
-            return Ok(FileState::Same);
+            return FileState::Same;
         }
-        let file = root.join(&self.path);
-        let metadata = match std::fs::symlink_metadata(&file) {
-            Ok(m) => m,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                ) =>
-            {
-                return Ok(FileState::Gone);
-            }
-            Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+        let Some(metadata) = metadata else {
+            return FileState::Gone;
         };
         let time = |secs: i64, ns: i64| (secs as i32, ns as u32);
         let racy = i128::from(self.mtime.0) * 1_000_000_000 + i128::from(self.mtime.1) >= racy_from;
@@ -701,11 +747,11 @@ impl TrackedFile {
             && time(metadata.mtime(), metadata.mtime_nsec()) == self.mtime
             && time(metadata.ctime(), metadata.ctime_nsec()) == self.ctime
             && metadata.ino() as u32 == self.inode;
-        Ok(if same {
+        if same {
             FileState::Same
         } else {
             FileState::Changed
-        })
+        }
     }
 }
 
