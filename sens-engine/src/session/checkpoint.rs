@@ -156,28 +156,66 @@ impl Checkpoints {
         {
             return Ok(*tree);
         }
-        let skipped: HashSet<&str> = inputs
-            .gone
-            .iter()
-            .chain(&on_disk)
-            .map(String::as_str)
-            .collect();
+        // The index's own tree with what differs on disk applied: only the
+        // folders on a changed path are written again. Removals go first, on
+        // their own: a file that became a folder is removed before what the
+        // folder holds is added.
+        let base = self.index_tree()?;
+        let upserted: HashSet<&str> = inputs.on_disk.iter().map(|(p, _, _)| p.as_str()).collect();
+        let mut removed = git2::build::TreeUpdateBuilder::new();
+        let mut removals = 0;
+        for path in inputs.gone.iter().chain(&on_disk) {
+            if !upserted.contains(path.as_str()) && self.tracked.in_tree(path) {
+                removed.remove(path.as_str());
+                removals += 1;
+            }
+        }
+        let mut tree = base;
+        if removals > 0 {
+            tree = self.updated(&mut removed, tree)?;
+        }
+        let mut added = git2::build::TreeUpdateBuilder::new();
+        for (path, mode, id) in &inputs.on_disk {
+            added.upsert(path.as_str(), *id, file_mode(*mode));
+        }
+        if !upserted.is_empty() {
+            tree = self.updated(&mut added, tree)?;
+        }
+        self.last_snapshot = Some((inputs, tree));
+        Ok(tree)
+    }
+
+    /// `tree` with `update` applied, written into the object database.
+    fn updated(
+        &self,
+        update: &mut git2::build::TreeUpdateBuilder,
+        tree: Oid,
+    ) -> anyhow::Result<Oid> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .context("finding a tree to update")?;
+        update
+            .create_updated(&self.repo, &tree)
+            .context("writing the snapshot tree into the git object database")
+    }
+
+    /// The tree of the git index's entries (merged ones, `.sens/` left out),
+    /// written once per read of the index.
+    fn index_tree(&mut self) -> anyhow::Result<Oid> {
+        if let Some(tree) = self.tracked.tree {
+            return Ok(tree);
+        }
         let mut tree_index = Index::new().context("creating an in-memory git index")?;
         for entry in &self.tracked.entries {
-            let skip = entry.stage != 0
-                || entry.path.starts_with(ENGINE_DIR)
-                || skipped.contains(entry.path.as_str());
-            if !skip {
+            if self.tracked.in_tree(&entry.path) {
                 tree_index.add(&tree_entry(&entry.path, entry.mode, entry.id))?;
             }
         }
-        for (path, mode, id) in &inputs.on_disk {
-            tree_index.add(&tree_entry(path, *mode, *id))?;
-        }
         let tree = tree_index
             .write_tree_to(&self.repo)
-            .context("writing the snapshot tree into the git object database")?;
-        self.last_snapshot = Some((inputs, tree));
+            .context("writing the git index's tree into the git object database")?;
+        self.tracked.tree = Some(tree);
         Ok(tree)
     }
 
@@ -206,6 +244,7 @@ impl Checkpoints {
             read: true,
             stamp,
             entries,
+            tree: None,
         };
         Ok(())
     }
@@ -570,6 +609,15 @@ fn write_entry(file: &Path, content: &[u8], mode: i32) -> anyhow::Result<()> {
 /// (path, blob before, blob after); `None` when the file is absent on that side.
 pub type Delta = (String, Option<Oid>, Option<Oid>);
 
+/// A blob's git mode as a tree entry's.
+fn file_mode(mode: u32) -> git2::FileMode {
+    match mode {
+        0o120000 => git2::FileMode::Link,
+        0o100755 => git2::FileMode::BlobExecutable,
+        _ => git2::FileMode::Blob,
+    }
+}
+
 fn tree_entry(path: &str, mode: u32, id: Oid) -> IndexEntry {
     IndexEntry {
         ctime: IndexTime::new(0, 0),
@@ -614,6 +662,8 @@ struct TrackedFiles {
     read: bool,
     stamp: Option<Stamp>,
     entries: Vec<TrackedFile>,
+    /// See [`Checkpoints::index_tree`].
+    tree: Option<Oid>,
 }
 
 impl TrackedFiles {
@@ -665,6 +715,14 @@ impl TrackedFiles {
             }
         }
         Ok(listing)
+    }
+
+    /// Whether the index's tree holds `path`: merged, and not in `.sens/`.
+    fn in_tree(&self, path: &str) -> bool {
+        let merged = self
+            .position(path)
+            .is_some_and(|at| self.entries[at].stage == 0);
+        merged && !path.starts_with(ENGINE_DIR)
     }
 
     /// The first entry of `path`.
@@ -1083,6 +1141,9 @@ mod tests {
         std::fs::write(root.join("edited.txt"), "changed\n")?;
         std::fs::remove_file(root.join("deleted.txt"))?;
         std::fs::remove_dir_all(root.join("src"))?;
+        std::fs::remove_file(root.join("kept.txt"))?;
+        std::fs::create_dir(root.join("kept.txt"))?;
+        std::fs::write(root.join("kept.txt/inside.txt"), "a folder now\n")?;
         // A tracked file inside an ignored folder is still followed; the
         // folder's untracked files are not read.
         std::fs::write(root.join("node_modules/kept/index.js"), "new\n")?;
