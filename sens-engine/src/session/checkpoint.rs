@@ -162,16 +162,19 @@ impl Checkpoints {
         // folder holds is added.
         let base = self.index_tree()?;
         let upserted: HashSet<&str> = inputs.on_disk.iter().map(|(p, _, _)| p.as_str()).collect();
-        let mut removed = git2::build::TreeUpdateBuilder::new();
-        let mut removals = 0;
-        for path in inputs.gone.iter().chain(&on_disk) {
-            if !upserted.contains(path.as_str()) && self.tracked.in_tree(path) {
-                removed.remove(path.as_str());
-                removals += 1;
-            }
-        }
+        let removals: Vec<&str> = inputs
+            .gone
+            .iter()
+            .chain(&on_disk)
+            .map(String::as_str)
+            .filter(|path| !upserted.contains(path) && self.tracked.in_tree(path))
+            .collect();
         let mut tree = base;
-        if removals > 0 {
+        if !removals.is_empty() {
+            let mut removed = git2::build::TreeUpdateBuilder::new();
+            for path in removals {
+                removed.remove(path);
+            }
             tree = self.updated(&mut removed, tree)?;
         }
         let mut added = git2::build::TreeUpdateBuilder::new();
@@ -800,7 +803,7 @@ impl TrackedFile {
         let time = |secs: i64, ns: i64| (secs as i32, ns as u32);
         let racy = i128::from(self.mtime.0) * 1_000_000_000 + i128::from(self.mtime.1) >= racy_from;
         let same = !racy
-            && git_mode(&metadata) == Some(self.mode)
+            && git_mode(metadata) == Some(self.mode)
             && metadata.len() as u32 == self.size
             && time(metadata.mtime(), metadata.mtime_nsec()) == self.mtime
             && time(metadata.ctime(), metadata.ctime_nsec()) == self.ctime
