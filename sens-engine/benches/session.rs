@@ -151,7 +151,7 @@ fn measure(
 
 /// The snapshot alone, one more file changed before each, and `git status` of
 /// the same tree (the git CLI: what a snapshot must know, and no tree written).
-fn snapshot_beside_git_status(root: &Path) -> anyhow::Result<()> {
+fn snapshot_beside_git_status(root: &Path, files: usize) -> anyhow::Result<()> {
     let mut checkpoints = Checkpoints::open(root)?;
     checkpoints.snapshot()?;
     let mut last = None;
@@ -160,15 +160,16 @@ fn snapshot_beside_git_status(root: &Path) -> anyhow::Result<()> {
         50,
         Expect::Nothing,
         |i| {
-            let path = root.join(format!("src/m002/f{:05}.rs", 200 + i));
+            let path = root.join(format!("src/m000/f{:05}.rs", i % files.min(100)));
             let _ = std::fs::write(&path, format!("pub fn snapped{i}() {{}}\n"));
-            let tree = checkpoints.snapshot().map(Some).unwrap_or_default();
-            let fresh = tree.is_some() && tree != last;
-            last = tree;
-            if fresh {
-                json!({})
-            } else {
-                json!({"error": "no new tree"})
+            match checkpoints.snapshot() {
+                Ok(tree) if Some(tree) != last => {
+                    last = Some(tree);
+                    json!({})
+                }
+                other => {
+                    json!({"error": format!("no new tree after {}: {other:?}", path.display())})
+                }
             }
         },
     )?;
@@ -284,7 +285,7 @@ fn main() -> anyhow::Result<()> {
         json!({"tool_name": "Bash", "tool_use_id": "t",
         "tool_input": {"command": "git add -A && git commit -m x"}}),
     );
-    snapshot_beside_git_status(&root)?;
+    snapshot_beside_git_status(&root, files)?;
     measure(
         "PreToolUse Bash git commit (audit, 50 changed)",
         20,
