@@ -1155,16 +1155,19 @@ mod tests {
         std::fs::write(root.join("fresh/run.log"), "ignored\n")?;
         let now = checkpoints.snapshot()?;
         assert_eq!(now, git_write_tree(root)?);
-        assert_eq!(
-            blob_text(&checkpoints, now, "fresh/sub/new.py").as_deref(),
-            Some("def f():\n    pass\n")
-        );
-        assert_eq!(
-            blob_text(&checkpoints, now, "node_modules/kept/index.js").as_deref(),
-            Some("new\n")
-        );
-        assert_eq!(blob_text(&checkpoints, now, "node_modules/pkg/x.js"), None);
-        assert_eq!(blob_text(&checkpoints, now, "src/deep/a.py"), None);
+        for (file, text) in [
+            ("fresh/sub/new.py", Some("def f():\n    pass\n")),
+            ("node_modules/kept/index.js", Some("new\n")),
+            ("kept.txt/inside.txt", Some("a folder now\n")),
+            ("node_modules/pkg/x.js", None),
+            ("src/deep/a.py", None),
+        ] {
+            assert_eq!(
+                blob_text(&checkpoints, now, file).as_deref(),
+                text,
+                "{file}"
+            );
+        }
 
         // A folder only git's exclude file hides still counts; an untracked
         // nested repository is not copied.
