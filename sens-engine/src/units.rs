@@ -16,6 +16,12 @@ use crate::terms::Terms;
 
 /// Statements per window.
 pub const WINDOW: usize = 4;
+/// The share of a whole unit's tokens a statement must have to be left out once
+/// for [`UnitData::leave_one_out`]. A shorter inserted statement leaves the
+/// Jaccard with the original high enough for the whole-unit bands (at 0.8,
+/// 20 x 6 bands give a candidate 99.8 % of the time); a longer one makes the
+/// copy more than twice the original, which `NearRule`'s containment refuses.
+pub const LEAVE_OUT: std::ops::RangeInclusive<f64> = 0.2..=0.5;
 /// Signatures longer than this are cut (with an ellipsis) to keep messages short.
 const SIGNATURE_MAX: usize = 240;
 
@@ -47,6 +53,12 @@ pub struct UnitData {
     pub shingles: Arc<[u32]>,
     /// LSH band keys of the shingles' MinHash signature.
     pub bands: Box<[u64]>,
+    /// Band keys of the unit's tokens with one statement left out, `bands` keys
+    /// per statement of a [`LEAVE_OUT`] share of a function or class (none for
+    /// windows): a copy with one long statement inserted, whose whole-unit keys
+    /// may share no band with the original's, gets the original's keys back.
+    /// Looked up by `Index::copies`, never inserted into its LSH table.
+    pub leave_one_out: Box<[u64]>,
     /// A window made only of import/use statements: never a blocking copy.
     pub imports_only: bool,
     pub facts: UnitFacts,
@@ -284,6 +296,14 @@ struct Frame<'t> {
     stmts: Vec<Stmt>,
 }
 
+/// What the walk collects besides tokens.
+#[derive(Default)]
+struct Found {
+    raw: Vec<RawUnit>,
+    /// Token ranges of every statement at any depth (for the leave-one-out keys).
+    statements: Vec<Range<usize>>,
+}
+
 struct RawUnit {
     kind: UnitKind,
     name: String,
@@ -313,7 +333,7 @@ pub fn extract(
     // Texts of identifier and string tokens by token index: the body words of
     // the suggestions.
     let mut words: Vec<(usize, &str)> = Vec::new();
-    let mut raw: Vec<RawUnit> = Vec::new();
+    let mut found = Found::default();
     let mut frames: Vec<Frame> = Vec::new();
     // Names of enclosing named units, for window names.
     let mut cursor = root.walk();
@@ -396,12 +416,12 @@ pub fn extract(
         // The current node is done; close it and every ancestor that has no
         // next sibling.
         loop {
-            close_frame(&mut frames, &ancestors, depth, &tokens, &mut raw, &doc);
+            close_frame(&mut frames, &ancestors, depth, &tokens, &mut found, &doc);
             if cursor.goto_next_sibling() {
                 break;
             }
             if !cursor.goto_parent() {
-                return finish(lang, raw, &tokens, &words, idents, root.has_error(), fp);
+                return finish(lang, found, &tokens, &words, idents, root.has_error(), fp);
             }
             depth -= 1;
         }
@@ -443,7 +463,7 @@ fn close_frame(
     ancestors: &[Node],
     depth: usize,
     tokens: &[Token],
-    raw: &mut Vec<RawUnit>,
+    found: &mut Found,
     doc: &Doc,
 ) {
     let Doc {
@@ -466,7 +486,7 @@ fn close_frame(
         let name = unit_name(frame.node, above, source);
         let signature = signature(frame.node, lang, source);
         let facts = facts(frame.node, above, frames, lang, source, &name, &signature);
-        raw.push(RawUnit {
+        found.raw.push(RawUnit {
             kind,
             name,
             signature,
@@ -494,7 +514,7 @@ fn close_frame(
             if !in_focus(focus, w[0].bytes.start, w[WINDOW - 1].bytes.end) {
                 continue;
             }
-            raw.push(RawUnit {
+            found.raw.push(RawUnit {
                 kind: UnitKind::Window,
                 name: format!("window in {owner_name}"),
                 signature: owner_signature.clone(),
@@ -511,6 +531,7 @@ fn close_frame(
         && tok_end > frame.tok_start
         && let Some(parent) = frames.last_mut()
     {
+        found.statements.push(frame.tok_start..tok_end);
         parent.stmts.push(Stmt {
             bytes,
             tok_start: frame.tok_start,
@@ -676,20 +697,31 @@ fn truncate(text: &mut String, max: usize) {
 
 fn finish(
     lang: &Lang,
-    raw: Vec<RawUnit>,
+    found: Found,
     tokens: &[Token],
     words: &[(usize, &str)],
     mut idents: FxHashMap<&str, u32>,
     parse_errors: bool,
     fp: &Fingerprinter,
 ) -> ParsedFile {
+    let Found {
+        raw,
+        mut statements,
+    } = found;
+    statements.sort_unstable_by_key(|r| (r.start, r.end));
+    statements.dedup();
     let mut units = Vec::with_capacity(raw.len());
     for mut r in raw {
         let toks = &tokens[r.tok_start..r.tok_end];
         if toks.is_empty() {
             continue;
         }
+        let mut leave_one_out = Vec::new();
         if r.kind != UnitKind::Window {
+            for left_out in left_out_statements(r.tok_start..r.tok_end, &statements) {
+                let rest = [&toks[..left_out.start], &toks[left_out.end..]].concat();
+                leave_one_out.extend(fp.minhash.band_keys(&fingerprint::shingles(&rest, fp.k)));
+            }
             let first = words.partition_point(|&(i, _)| i < r.tok_start);
             let last = words.partition_point(|&(i, _)| i < r.tok_end);
             let body = words[first..last].iter().map(|&(_, text)| text);
@@ -718,6 +750,7 @@ fn finish(
             renamed: fingerprint::renamed_hash(toks),
             shingles: shingles.into(),
             bands: bands.into_boxed_slice(),
+            leave_one_out: leave_one_out.into_boxed_slice(),
             imports_only: r.imports_only,
             facts: r.facts,
         });
@@ -736,6 +769,22 @@ fn finish(
         identifiers,
         parse_errors,
     }
+}
+
+/// The statements of the unit spanning `unit` (token indices) whose share of
+/// its tokens lies in [`LEAVE_OUT`], as ranges relative to the unit's start;
+/// `statements` sorted by start.
+fn left_out_statements<'s>(
+    unit: Range<usize>,
+    statements: &'s [Range<usize>],
+) -> impl Iterator<Item = Range<usize>> + 's {
+    let first = statements.partition_point(|s| s.start < unit.start);
+    let last = statements.partition_point(|s| s.start < unit.end);
+    let len = unit.len() as f64;
+    statements[first..last]
+        .iter()
+        .filter(move |s| s.end <= unit.end && LEAVE_OUT.contains(&(s.len() as f64 / len)))
+        .map(move |s| s.start - unit.start..s.end - unit.start)
 }
 
 /// Fields that name a definition, tried in order; `declarator` chains reach the
