@@ -10,18 +10,23 @@ use std::time::{Duration, Instant};
 use tree_sitter::{InputEdit, Node, ParseOptions, Parser, Point, Tree};
 
 use crate::config::RuleConfig;
-use crate::fingerprint::{self, MinHasher, Token, TokenClass};
+use crate::fingerprint::{self, MinHasher, NearRule, Token, TokenClass};
 use crate::lang::{KindFlags, Lang};
 use crate::terms::Terms;
 
 /// Statements per window.
 pub const WINDOW: usize = 4;
-/// The share of a whole unit's tokens a statement must have to be left out once
-/// for [`UnitData::leave_one_out`]. A shorter inserted statement leaves the
-/// Jaccard with the original high enough for the whole-unit bands (at 0.8,
-/// 20 x 6 bands give a candidate 99.8 % of the time); a longer one makes the
-/// copy more than twice the original, which `NearRule`'s containment refuses.
-pub const LEAVE_OUT: std::ops::RangeInclusive<f64> = 0.2..=0.5;
+/// A statement of a whole unit is left out once for [`UnitData::leave_one_out`]
+/// when its tokens are at least this share of the unit's distinct shingles: a
+/// statement of s tokens brings at most s + k - 1 shingles the rest lacks, so a
+/// shorter one leaves the Jaccard with the rest at about 0.8 or more, where the
+/// whole-unit bands find the pair (20 x 6 bands: 99.8 % of the time). Shingles,
+/// not tokens: a repetitive unit has few distinct shingles, and a short
+/// statement of new structure lowers its Jaccard a lot.
+pub const LEAVE_OUT_MIN: f64 = 0.2;
+/// ... and at most this share of the unit's tokens: the rest of a longer one is
+/// mostly under half the unit, which containment refuses (`NearRule`).
+pub const LEAVE_OUT_MAX: f64 = 0.5;
 /// Signatures longer than this are cut (with an ellipsis) to keep messages short.
 const SIGNATURE_MAX: usize = 240;
 
@@ -54,9 +59,11 @@ pub struct UnitData {
     /// LSH band keys of the shingles' MinHash signature.
     pub bands: Box<[u64]>,
     /// Band keys of the unit's tokens with one statement left out, `bands` keys
-    /// per statement of a [`LEAVE_OUT`] share of a function or class (none for
-    /// windows): a copy with one long statement inserted, whose whole-unit keys
-    /// may share no band with the original's, gets the original's keys back.
+    /// per statement of the size [`LEAVE_OUT_MIN`] and [`LEAVE_OUT_MAX`] bound,
+    /// for functions and classes of at least `NearRule::min_contained` shingles
+    /// (none for windows): a copy with one long statement inserted, whose
+    /// whole-unit keys may share no band with the original's, gets the
+    /// original's keys back.
     /// Looked up by `Index::copies`, never inserted into its LSH table.
     pub leave_one_out: Box<[u64]>,
     /// A window made only of import/use statements: never a blocking copy.
@@ -130,6 +137,9 @@ pub struct ParsedFile {
 pub struct Fingerprinter {
     pub k: usize,
     pub minhash: MinHasher,
+    /// Distinct shingles a unit needs for leave-one-out keys: a smaller one is
+    /// never contained nor a blocking near copy (`NearRule`, `rules`).
+    pub leave_out_from: usize,
 }
 
 impl Fingerprinter {
@@ -137,6 +147,7 @@ impl Fingerprinter {
         Self {
             k: cfg.k,
             minhash: MinHasher::new(cfg),
+            leave_out_from: NearRule::new(cfg).min_contained,
         }
     }
 }
@@ -716,11 +727,16 @@ fn finish(
         if toks.is_empty() {
             continue;
         }
+        let shingles = fingerprint::shingles(toks, fp.k);
         let mut leave_one_out = Vec::new();
         if r.kind != UnitKind::Window {
-            for left_out in left_out_statements(r.tok_start..r.tok_end, &statements) {
-                let rest = [&toks[..left_out.start], &toks[left_out.end..]].concat();
-                leave_one_out.extend(fp.minhash.band_keys(&fingerprint::shingles(&rest, fp.k)));
+            if shingles.len() >= fp.leave_out_from {
+                let unit = r.tok_start..r.tok_end;
+                for left_out in left_out_statements(unit, shingles.len(), &statements) {
+                    let rest = [&toks[..left_out.start], &toks[left_out.end..]].concat();
+                    let keys = fp.minhash.band_keys(&fingerprint::shingles(&rest, fp.k));
+                    leave_one_out.extend(keys);
+                }
             }
             let first = words.partition_point(|&(i, _)| i < r.tok_start);
             let last = words.partition_point(|&(i, _)| i < r.tok_end);
@@ -737,7 +753,6 @@ fn finish(
                 *count = count.saturating_sub(u32::try_from(own).unwrap_or(u32::MAX));
             }
         }
-        let shingles = fingerprint::shingles(toks, fp.k);
         let bands = fp.minhash.band_keys(&shingles);
         units.push(UnitData {
             kind: r.kind,
@@ -771,19 +786,23 @@ fn finish(
     }
 }
 
-/// The statements of the unit spanning `unit` (token indices) whose share of
-/// its tokens lies in [`LEAVE_OUT`], as ranges relative to the unit's start;
-/// `statements` sorted by start.
+/// The statements of the unit spanning `unit` (token indices), of `shingles`
+/// distinct shingles, that [`LEAVE_OUT_MIN`] and [`LEAVE_OUT_MAX`] admit, as
+/// ranges relative to the unit's start; `statements` sorted by start.
 fn left_out_statements<'s>(
     unit: Range<usize>,
+    shingles: usize,
     statements: &'s [Range<usize>],
 ) -> impl Iterator<Item = Range<usize>> + 's {
     let first = statements.partition_point(|s| s.start < unit.start);
     let last = statements.partition_point(|s| s.start < unit.end);
-    let len = unit.len() as f64;
+    let (min, max) = (
+        LEAVE_OUT_MIN * shingles as f64,
+        LEAVE_OUT_MAX * unit.len() as f64,
+    );
     statements[first..last]
         .iter()
-        .filter(move |s| s.end <= unit.end && LEAVE_OUT.contains(&(s.len() as f64 / len)))
+        .filter(move |s| s.end <= unit.end && (min..=max).contains(&(s.len() as f64)))
         .map(move |s| s.start - unit.start..s.end - unit.start)
 }
 
