@@ -27,6 +27,12 @@ pub const LEAVE_OUT_MIN: f64 = 0.2;
 /// ... and at most this share of the unit's tokens: the rest of a longer one is
 /// mostly under half the unit, which containment refuses (`NearRule`).
 pub const LEAVE_OUT_MAX: f64 = 0.5;
+/// Bands per left-out statement (of the index's 20): leaving out exactly the
+/// inserted statement gives the original's tokens back, so every band matches
+/// and one would do; a few more keep a candidate when a second statement was
+/// inserted too. A quarter of the bands costs a quarter of the memory and of
+/// the bucket reads of all of them.
+pub const LEAVE_OUT_BANDS: usize = 5;
 /// Signatures longer than this are cut (with an ellipsis) to keep messages short.
 const SIGNATURE_MAX: usize = 240;
 
@@ -58,8 +64,8 @@ pub struct UnitData {
     pub shingles: Arc<[u32]>,
     /// LSH band keys of the shingles' MinHash signature.
     pub bands: Box<[u64]>,
-    /// Band keys of the unit's tokens with one statement left out, `bands` keys
-    /// per statement of the size [`LEAVE_OUT_MIN`] and [`LEAVE_OUT_MAX`] bound,
+    /// Band keys of the unit's tokens with one statement left out, the first
+    /// [`LEAVE_OUT_BANDS`] bands' keys per statement of the size [`LEAVE_OUT_MIN`] and [`LEAVE_OUT_MAX`] bound,
     /// for functions and classes of at least `NearRule::min_contained` shingles
     /// (none for windows): a copy with one long statement inserted, whose
     /// whole-unit keys may share no band with the original's, gets the
@@ -734,7 +740,8 @@ fn finish(
                 let unit = r.tok_start..r.tok_end;
                 for left_out in left_out_statements(unit, shingles.len(), &statements) {
                     let rest = [&toks[..left_out.start], &toks[left_out.end..]].concat();
-                    let keys = fp.minhash.band_keys(&fingerprint::shingles(&rest, fp.k));
+                    let rest = fingerprint::shingles(&rest, fp.k);
+                    let keys = fp.minhash.first_band_keys(&rest, LEAVE_OUT_BANDS);
                     leave_one_out.extend(keys);
                 }
             }
