@@ -64,13 +64,13 @@ pub struct UnitData {
     pub shingles: Arc<[u32]>,
     /// LSH band keys of the shingles' MinHash signature.
     pub bands: Box<[u64]>,
-    /// Band keys of the unit's tokens with one statement left out, the first
-    /// [`LEAVE_OUT_BANDS`] bands' keys per statement of the size [`LEAVE_OUT_MIN`] and [`LEAVE_OUT_MAX`] bound,
-    /// for functions and classes of at least `NearRule::min_contained` shingles
-    /// (none for windows): a copy with one long statement inserted, whose
-    /// whole-unit keys may share no band with the original's, gets the
-    /// original's keys back.
-    /// Looked up by `Index::copies`, never inserted into its LSH table.
+    /// Band keys of the unit's tokens with one statement left out: the first
+    /// [`LEAVE_OUT_BANDS`] bands' keys per statement of the size that
+    /// [`LEAVE_OUT_MIN`] and [`LEAVE_OUT_MAX`] bound, for functions and classes
+    /// of at least `NearRule::min_contained` shingles (none for windows). A copy
+    /// with one long statement inserted, whose whole-unit keys may share no
+    /// band with the original's, gets the original's keys back. Looked up by
+    /// `Index::copies`, never inserted into its LSH table.
     pub leave_one_out: Box<[u64]>,
     /// A window made only of import/use statements: never a blocking copy.
     pub imports_only: bool,
