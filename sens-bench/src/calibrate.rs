@@ -125,8 +125,11 @@ pub struct LshBin {
     pub from: f64,
     pub to: f64,
     pub pairs: usize,
+    /// The copy's band keys share one with the original's.
     pub recall: f64,
     pub theory: f64,
+    /// Its band or leave-one-out keys do: what a copy lookup gets candidates from.
+    pub with_leave_one_out: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -754,11 +757,13 @@ fn sweep_row(cfg: &RuleConfig, pairs: &[Pair], verdicts: &[bool]) -> SweepRow {
 
 /// Candidate recall of the near pairs per Jaccard bin of 0.05 from 0.50 (pairs
 /// under the threshold are near by containment): the share whose function
-/// units share an LSH band, against the theory.
+/// units share an LSH band, against the theory, and the share that gets a
+/// candidate from the copy's band or leave-one-out keys.
 fn lsh_recall(cfg: &RuleConfig, pairs: &[Pair]) -> Result<Vec<LshBin>> {
     let fp = units::Fingerprinter::new(cfg);
     let (bands, rows) = (cfg.bands as i32, cfg.rows() as i32);
-    let mut bins: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); 10];
+    // Per bin: pairs, pairs sharing a band, the theory's sum, pairs with a candidate.
+    let mut bins: Vec<(usize, usize, f64, usize)> = vec![(0, 0, 0.0, 0); 10];
     let function = |pair: &Pair, text: &str| -> Result<Option<units::UnitData>> {
         let parsed = units::parse_file(pair.lang, text, &fp)?;
         Ok(parsed
@@ -780,17 +785,21 @@ fn lsh_recall(cfg: &RuleConfig, pairs: &[Pair]) -> Result<Vec<LshBin>> {
         cell.0 += 1;
         cell.1 += usize::from(a.bands.iter().zip(b.bands.iter()).any(|(x, y)| x == y));
         cell.2 += 1.0 - (1.0 - s.powi(rows)).powi(bands);
+        // Band keys hash their band's index: equal keys are of the same band.
+        let mut keys = b.bands.iter().chain(b.leave_one_out.iter());
+        cell.3 += usize::from(keys.any(|k| a.bands.contains(k)));
     }
     Ok(bins
         .into_iter()
         .enumerate()
-        .filter(|(_, (n, _, _))| *n > 0)
-        .map(|(i, (n, hits, expected))| LshBin {
+        .filter(|(_, (n, ..))| *n > 0)
+        .map(|(i, (n, hits, expected, candidates))| LshBin {
             from: LSH_FROM + 0.05 * i as f64,
             to: (LSH_FROM + 0.05 * (i + 1) as f64).min(1.0),
             pairs: n,
             recall: hits as f64 / n as f64,
             theory: expected / n as f64,
+            with_leave_one_out: candidates as f64 / n as f64,
         })
         .collect())
 }
@@ -864,15 +873,16 @@ fn markdown(c: &Calibration) -> String {
         }
         md.push('\n');
     }
-    md.push_str("\n## LSH candidate recall of near pairs\n\n| Jaccard | pairs | recall % | theory % |\n|---|---|---|---|\n");
+    md.push_str("\n## LSH candidate recall of near pairs\n\n| Jaccard | pairs | recall % | theory % | with leave-one-out keys % |\n|---|---|---|---|---|\n");
     for bin in &c.lsh {
         md.push_str(&format!(
-            "| {:.2}-{:.2} | {} | {} | {} |\n",
+            "| {:.2}-{:.2} | {} | {} | {} | {} |\n",
             bin.from,
             bin.to,
             bin.pairs,
             pct(bin.recall),
-            pct(bin.theory)
+            pct(bin.theory),
+            pct(bin.with_leave_one_out)
         ));
     }
     md

@@ -337,10 +337,12 @@ impl MinHasher {
         }
     }
 
-    pub fn signature(&self, shingles: &[u32]) -> Vec<u32> {
-        let mut sig = vec![u32::MAX; self.xors.len()];
+    /// The MinHash of the first `permutations` permutations (at most all).
+    pub fn signature(&self, shingles: &[u32], permutations: usize) -> Vec<u32> {
+        let n = permutations.min(self.xors.len());
+        let mut sig = vec![u32::MAX; n];
         for &s in shingles {
-            for ((slot, &a), &b) in sig.iter_mut().zip(&self.xors).zip(&self.muls) {
+            for ((slot, &a), &b) in sig.iter_mut().zip(&self.xors[..n]).zip(&self.muls[..n]) {
                 *slot = (*slot).min((s ^ a).wrapping_mul(b));
             }
         }
@@ -350,11 +352,18 @@ impl MinHasher {
     /// One key per LSH band: the hash of the band's rows and its index, so equal
     /// rows in different bands do not collide. Empty when there are no shingles.
     pub fn band_keys(&self, shingles: &[u32]) -> Vec<u64> {
+        self.first_band_keys(shingles, self.bands)
+    }
+
+    /// The keys of the first `bands` bands (at most all), computing only their
+    /// permutations.
+    pub fn first_band_keys(&self, shingles: &[u32], bands: usize) -> Vec<u64> {
         if shingles.is_empty() {
             return Vec::new();
         }
-        let sig = self.signature(shingles);
-        (0..self.bands)
+        let bands = bands.min(self.bands);
+        let sig = self.signature(shingles, bands * self.rows);
+        (0..bands)
             .map(|band| {
                 let rows = &sig[band * self.rows..(band + 1) * self.rows];
                 sequence_hash(

@@ -503,7 +503,8 @@ impl Index {
     }
 
     /// The indexed units `data` copies: exact, then renamed, then near (LSH
-    /// candidates confirmed by [`NearRule`] on their exact shingle sets). `skip` filters units out (the unit
+    /// candidates of its band keys and of its leave-one-out keys, confirmed by
+    /// [`NearRule`] on their exact shingle sets). `skip` filters units out (the unit
     /// itself, its own file); each unit is reported once, under its strongest kind.
     pub fn copies(&self, data: &UnitData, skip: impl Fn(UnitId, &Unit) -> bool) -> Vec<CopyMatch> {
         self.copies_by(data, skip, Prefilter::Sketch)
@@ -535,9 +536,11 @@ impl Index {
                 });
             }
         }
+        // The leave-one-out keys only add candidates, confirmed like the others.
         let mut candidates: Vec<UnitId> = data
             .bands
             .iter()
+            .chain(data.leave_one_out.iter())
             .flat_map(|key| self.lsh.get(key))
             .copied()
             .collect();

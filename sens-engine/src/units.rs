@@ -10,12 +10,29 @@ use std::time::{Duration, Instant};
 use tree_sitter::{InputEdit, Node, ParseOptions, Parser, Point, Tree};
 
 use crate::config::RuleConfig;
-use crate::fingerprint::{self, MinHasher, Token, TokenClass};
+use crate::fingerprint::{self, MinHasher, NearRule, Token, TokenClass};
 use crate::lang::{KindFlags, Lang};
 use crate::terms::Terms;
 
 /// Statements per window.
 pub const WINDOW: usize = 4;
+/// A statement of a whole unit is left out once for [`UnitData::leave_one_out`]
+/// when its tokens are at least this share of the unit's distinct shingles: a
+/// statement of s tokens brings at most s + k - 1 shingles the rest lacks, so a
+/// shorter one leaves the Jaccard with the rest at about 0.8 or more, where the
+/// whole-unit bands find the pair (20 x 6 bands: 99.8 % of the time). Shingles,
+/// not tokens: a repetitive unit has few distinct shingles, and a short
+/// statement of new structure lowers its Jaccard a lot.
+pub const LEAVE_OUT_MIN: f64 = 0.2;
+/// ... and at most this share of the unit's tokens: the rest of a longer one is
+/// mostly under half the unit, which containment refuses (`NearRule`).
+pub const LEAVE_OUT_MAX: f64 = 0.5;
+/// Bands per left-out statement (of the index's 20): leaving out exactly the
+/// inserted statement gives the original's tokens back, so every band matches
+/// and one would do; a few more keep a candidate when a second statement was
+/// inserted too. A quarter of the bands costs a quarter of the memory and of
+/// the bucket reads of all of them.
+pub const LEAVE_OUT_BANDS: usize = 5;
 /// Signatures longer than this are cut (with an ellipsis) to keep messages short.
 const SIGNATURE_MAX: usize = 240;
 
@@ -47,6 +64,14 @@ pub struct UnitData {
     pub shingles: Arc<[u32]>,
     /// LSH band keys of the shingles' MinHash signature.
     pub bands: Box<[u64]>,
+    /// Band keys of the unit's tokens with one statement left out: the first
+    /// [`LEAVE_OUT_BANDS`] bands' keys per statement of the size that
+    /// [`LEAVE_OUT_MIN`] and [`LEAVE_OUT_MAX`] bound, for functions and classes
+    /// of at least `NearRule::min_contained` shingles (none for windows). A copy
+    /// with one long statement inserted, whose whole-unit keys may share no
+    /// band with the original's, gets the original's keys back. Looked up by
+    /// `Index::copies`, never inserted into its LSH table.
+    pub leave_one_out: Box<[u64]>,
     /// A window made only of import/use statements: never a blocking copy.
     pub imports_only: bool,
     pub facts: UnitFacts,
@@ -118,6 +143,9 @@ pub struct ParsedFile {
 pub struct Fingerprinter {
     pub k: usize,
     pub minhash: MinHasher,
+    /// Distinct shingles a unit needs for leave-one-out keys: a smaller one is
+    /// never contained nor a blocking near copy (`NearRule`, `rules`).
+    pub leave_out_from: usize,
 }
 
 impl Fingerprinter {
@@ -125,6 +153,7 @@ impl Fingerprinter {
         Self {
             k: cfg.k,
             minhash: MinHasher::new(cfg),
+            leave_out_from: NearRule::new(cfg).min_contained,
         }
     }
 }
@@ -284,6 +313,14 @@ struct Frame<'t> {
     stmts: Vec<Stmt>,
 }
 
+/// What the walk collects besides tokens.
+#[derive(Default)]
+struct Found {
+    raw: Vec<RawUnit>,
+    /// Token ranges of every statement at any depth (for the leave-one-out keys).
+    statements: Vec<Range<usize>>,
+}
+
 struct RawUnit {
     kind: UnitKind,
     name: String,
@@ -313,7 +350,7 @@ pub fn extract(
     // Texts of identifier and string tokens by token index: the body words of
     // the suggestions.
     let mut words: Vec<(usize, &str)> = Vec::new();
-    let mut raw: Vec<RawUnit> = Vec::new();
+    let mut found = Found::default();
     let mut frames: Vec<Frame> = Vec::new();
     // Names of enclosing named units, for window names.
     let mut cursor = root.walk();
@@ -396,12 +433,12 @@ pub fn extract(
         // The current node is done; close it and every ancestor that has no
         // next sibling.
         loop {
-            close_frame(&mut frames, &ancestors, depth, &tokens, &mut raw, &doc);
+            close_frame(&mut frames, &ancestors, depth, &tokens, &mut found, &doc);
             if cursor.goto_next_sibling() {
                 break;
             }
             if !cursor.goto_parent() {
-                return finish(lang, raw, &tokens, &words, idents, root.has_error(), fp);
+                return finish(lang, found, &tokens, &words, idents, root.has_error(), fp);
             }
             depth -= 1;
         }
@@ -443,7 +480,7 @@ fn close_frame(
     ancestors: &[Node],
     depth: usize,
     tokens: &[Token],
-    raw: &mut Vec<RawUnit>,
+    found: &mut Found,
     doc: &Doc,
 ) {
     let Doc {
@@ -466,7 +503,7 @@ fn close_frame(
         let name = unit_name(frame.node, above, source);
         let signature = signature(frame.node, lang, source);
         let facts = facts(frame.node, above, frames, lang, source, &name, &signature);
-        raw.push(RawUnit {
+        found.raw.push(RawUnit {
             kind,
             name,
             signature,
@@ -494,7 +531,7 @@ fn close_frame(
             if !in_focus(focus, w[0].bytes.start, w[WINDOW - 1].bytes.end) {
                 continue;
             }
-            raw.push(RawUnit {
+            found.raw.push(RawUnit {
                 kind: UnitKind::Window,
                 name: format!("window in {owner_name}"),
                 signature: owner_signature.clone(),
@@ -511,6 +548,7 @@ fn close_frame(
         && tok_end > frame.tok_start
         && let Some(parent) = frames.last_mut()
     {
+        found.statements.push(frame.tok_start..tok_end);
         parent.stmts.push(Stmt {
             bytes,
             tok_start: frame.tok_start,
@@ -676,20 +714,37 @@ fn truncate(text: &mut String, max: usize) {
 
 fn finish(
     lang: &Lang,
-    raw: Vec<RawUnit>,
+    found: Found,
     tokens: &[Token],
     words: &[(usize, &str)],
     mut idents: FxHashMap<&str, u32>,
     parse_errors: bool,
     fp: &Fingerprinter,
 ) -> ParsedFile {
+    let Found {
+        raw,
+        mut statements,
+    } = found;
+    statements.sort_unstable_by_key(|r| (r.start, r.end));
+    statements.dedup();
     let mut units = Vec::with_capacity(raw.len());
     for mut r in raw {
         let toks = &tokens[r.tok_start..r.tok_end];
         if toks.is_empty() {
             continue;
         }
+        let shingles = fingerprint::shingles(toks, fp.k);
+        let mut leave_one_out = Vec::new();
         if r.kind != UnitKind::Window {
+            if shingles.len() >= fp.leave_out_from {
+                let unit = r.tok_start..r.tok_end;
+                for left_out in left_out_statements(unit, shingles.len(), &statements) {
+                    let rest = [&toks[..left_out.start], &toks[left_out.end..]].concat();
+                    let rest = fingerprint::shingles(&rest, fp.k);
+                    let keys = fp.minhash.first_band_keys(&rest, LEAVE_OUT_BANDS);
+                    leave_one_out.extend(keys);
+                }
+            }
             let first = words.partition_point(|&(i, _)| i < r.tok_start);
             let last = words.partition_point(|&(i, _)| i < r.tok_end);
             let body = words[first..last].iter().map(|&(_, text)| text);
@@ -705,7 +760,6 @@ fn finish(
                 *count = count.saturating_sub(u32::try_from(own).unwrap_or(u32::MAX));
             }
         }
-        let shingles = fingerprint::shingles(toks, fp.k);
         let bands = fp.minhash.band_keys(&shingles);
         units.push(UnitData {
             kind: r.kind,
@@ -718,6 +772,7 @@ fn finish(
             renamed: fingerprint::renamed_hash(toks),
             shingles: shingles.into(),
             bands: bands.into_boxed_slice(),
+            leave_one_out: leave_one_out.into_boxed_slice(),
             imports_only: r.imports_only,
             facts: r.facts,
         });
@@ -736,6 +791,26 @@ fn finish(
         identifiers,
         parse_errors,
     }
+}
+
+/// The statements of the unit spanning `unit` (token indices), of `shingles`
+/// distinct shingles, that [`LEAVE_OUT_MIN`] and [`LEAVE_OUT_MAX`] admit, as
+/// ranges relative to the unit's start; `statements` sorted by start.
+fn left_out_statements<'s>(
+    unit: Range<usize>,
+    shingles: usize,
+    statements: &'s [Range<usize>],
+) -> impl Iterator<Item = Range<usize>> + 's {
+    let first = statements.partition_point(|s| s.start < unit.start);
+    let last = statements.partition_point(|s| s.start < unit.end);
+    let (min, max) = (
+        LEAVE_OUT_MIN * shingles as f64,
+        LEAVE_OUT_MAX * unit.len() as f64,
+    );
+    statements[first..last]
+        .iter()
+        .filter(move |s| s.end <= unit.end && (min..=max).contains(&(s.len() as f64)))
+        .map(move |s| s.start - unit.start..s.end - unit.start)
 }
 
 /// Fields that name a definition, tried in order; `declarator` chains reach the

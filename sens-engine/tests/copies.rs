@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use sens_engine::config::RuleConfig;
 use sens_engine::dupes;
+use sens_engine::fingerprint;
 use sens_engine::index::{CopyKind, Index};
-use sens_engine::units::UnitKind;
+use sens_engine::units::{LEAVE_OUT_BANDS, UnitKind};
 
 /// (extension of the indexed file, fixture extension)
 const LANGUAGES: &[(&str, &str)] = &[
@@ -138,4 +139,125 @@ fn dupes_report_real_sized_copies_but_not_short_ones() {
     let all = dupes::groups(&index, 0);
     assert_eq!(all.len(), 2);
     assert_eq!(dupes::duplicated_lines(&index, &all), 30);
+}
+
+/// A short function, long statements to insert into it (each a third or more of
+/// its tokens: the copy's Jaccard with it falls under the threshold), and the
+/// indentation of its body.
+struct Insertions {
+    ext: &'static str,
+    original: &'static str,
+    statements: &'static [&'static str],
+    indent: &'static str,
+}
+
+const INSERTIONS: &[Insertions] = &[
+    Insertions {
+        ext: "py",
+        original: r#"def parse_amount(text, currency="EUR"):
+    cleaned = text.strip().replace(",", ".")
+    if not cleaned:
+        raise ValueError(f"empty amount for {currency}")
+    sign = -1 if cleaned.startswith("-") else 1
+    whole, _, cents = cleaned.lstrip("+-").partition(".")
+    value = int(whole or "0") * 100 + int((cents + "00")[:2])
+    return sign * value
+"#,
+        statements: &[
+            r#"with open(os.devnull, "w") as sink: print(*[c for c in cleaned if c.isdigit()], *map(lambda c: c * 2, cleaned[::-1]), sep="|", file=sink, flush=not sink.closed)"#,
+            r#"digits = {k: v for k, v in enumerate(cleaned) if v.isdigit() or v in ("-", "+") and k == 0} | {-1: None, **dict.fromkeys(range(3), ...)}"#,
+            r#"total = sum(ord(c) ** 2 % 7 for c in cleaned if not c.isspace()) // max(1, len(cleaned) - 1) << 2 ^ ~len(currency) if currency is not None else 0"#,
+            r#"while len(cleaned) > 32 and cleaned[0] in "0 " or cleaned[-1:] == "%": cleaned = cleaned[1:] if cleaned[0] == "0" else cleaned.lstrip().rstrip("%") or "0""#,
+        ],
+        indent: "    ",
+    },
+    Insertions {
+        ext: "rs",
+        original: r#"fn parse_amount(text: &str, currency: &str) -> Result<i64, String> {
+    let mut cleaned = text.trim().replace(',', ".");
+    let (whole, cents) = cleaned.split_once('.').unwrap_or((&cleaned, "0"));
+    let whole = whole.parse::<i64>().map_err(|e| format!("{currency}: {e}"))?;
+    Ok(whole * 100 + cents.parse::<i64>().unwrap_or(0))
+}
+"#,
+        statements: &[
+            r#"for (i, c) in cleaned.char_indices().rev().skip(1).step_by(3) { match c { '0'..='9' => continue, '_' | '\'' if i > 0 => break, other if other.is_whitespace() => return Err(format!("space at {i}")), other => return Err(format!("{other:?} at {i}")) } }"#,
+            r#"'outer: loop { while let Some(rest) = cleaned.strip_prefix("00").or_else(|| cleaned.strip_suffix('%')) { if rest.len() < 2 { break 'outer; } else if rest.starts_with('+') { continue 'outer; } cleaned = rest.to_string(); } break; }"#,
+            r#"let digits = cleaned.bytes().filter(u8::is_ascii_digit).map(|b| u32::from(b - b'0') << 1 ^ 0x5a).take_while(|&d| d != 0).fold([0u32; 4], |mut acc, d| { acc[(d & 3) as usize] += d; acc });"#,
+            r#"match cleaned.len() { 0..=2 => return Err(String::new()), n @ 33.. => return Err(format!("{n} characters")), _ if cleaned.contains("..") => { cleaned.retain(|c| c != '.'); } _ => {} }"#,
+        ],
+        indent: "    ",
+    },
+];
+
+/// A long statement inserted into a short function drops the copy's Jaccard
+/// under the threshold, and then its whole-unit band keys often share none with
+/// the original's: no LSH candidate, although containment would confirm it.
+/// Leaving the inserted statement out gives back the original's tokens, so one
+/// run of the copy's leave-one-out keys equals the original's keys and the
+/// lookup finds it. Every long statement at every statement of the body: each
+/// copy is a near copy, and some were so only through the leave-one-out keys.
+#[test]
+fn a_long_statement_inserted_into_a_short_function_is_a_near_copy_by_leaving_it_out() {
+    let cfg = RuleConfig::default();
+    for case in INSERTIONS {
+        let mut index = Index::new(cfg.clone()).unwrap();
+        let original_path = format!("src/original.{}", case.ext);
+        index.update_file(&original_path, case.original).unwrap();
+        let function = |path: &str, text: &str| {
+            let parsed = index.parse(path, text).unwrap().unwrap();
+            parsed
+                .units
+                .into_iter()
+                .find(|u| u.kind == UnitKind::Function)
+                .unwrap()
+        };
+        let original = function(&original_path, case.original);
+        let body_lines: Vec<usize> = case
+            .original
+            .match_indices(&format!("\n{}", case.indent))
+            .map(|(at, _)| at + 1)
+            .filter(|&at| !case.original[at + case.indent.len()..].starts_with(' '))
+            .collect();
+        let (mut copies, mut without_leave_one_out) = (0, 0);
+        for statement in case.statements {
+            for &at in &body_lines {
+                let mut text = case.original.to_string();
+                text.insert_str(at, &format!("{}{statement}\n", case.indent));
+                let path = format!("src/copy.{}", case.ext);
+                let copy = function(&path, &text);
+                let common = fingerprint::common_at_least(&copy.shingles, &original.shingles, 0)
+                    .unwrap_or(0);
+                let jaccard =
+                    common as f64 / (copy.shingles.len() + original.shingles.len() - common) as f64;
+                assert!(
+                    jaccard < cfg.threshold,
+                    "{}: Jaccard {jaccard:.2}\n{text}",
+                    case.ext
+                );
+                assert!(
+                    copy.leave_one_out
+                        .chunks(LEAVE_OUT_BANDS)
+                        .any(|keys| *keys == original.bands[..LEAVE_OUT_BANDS]),
+                    "{}: no leave-one-out run is the original's keys\n{text}",
+                    case.ext
+                );
+                let found = index.copies(&copy, |_, u| *u.file == *path);
+                assert!(
+                    found.iter().any(|m| m.kind == CopyKind::Near),
+                    "{}: not a near copy ({found:?})\n{text}",
+                    case.ext
+                );
+                copies += 1;
+                let shared_band = copy.bands.iter().any(|k| original.bands.contains(k));
+                without_leave_one_out += usize::from(!shared_band);
+            }
+        }
+        assert!(copies >= 15, "{}: {copies} copies", case.ext);
+        assert!(
+            without_leave_one_out > 0,
+            "{}: every copy shared a whole-unit band with the original",
+            case.ext
+        );
+    }
 }
