@@ -21,6 +21,8 @@ fn calibrate_builds_every_kind_and_counts_against_the_labels() {
         min_tokens: 60,
         max_tokens: 600,
         seed: 7,
+        formatters: Vec::new(),
+        misses: None,
     };
     let c = calibrate(&args).unwrap();
     for kind in KINDS {
@@ -70,6 +72,8 @@ fn a_missing_corpus_folder_is_named() {
         min_tokens: 80,
         max_tokens: 600,
         seed: 1,
+        formatters: Vec::new(),
+        misses: None,
     };
     let err = format!("{:#}", calibrate(&args).unwrap_err());
     assert!(err.contains("/nonexistent/calibration-corpus"), "{err}");
