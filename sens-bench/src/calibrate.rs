@@ -22,6 +22,7 @@ use plotters::prelude::*;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 use serde::Serialize;
 
 use sens_engine::config::RuleConfig;
@@ -59,7 +60,8 @@ pub struct CalibrateArgs {
     #[arg(long = "formatter", value_parser = parse_formatter)]
     pub formatters: Vec<(String, Formatter)>,
     /// Where to write the pairs the defaults get wrong (a missed copy, a denied
-    /// unrelated function), each as its two texts, to see what breaks.
+    /// unrelated function) and the reformatted copies whose fingerprint
+    /// changed, each as its two texts, to see what breaks.
     #[arg(long)]
     pub misses: Option<PathBuf>,
 }
@@ -126,6 +128,10 @@ pub struct SettingRate {
     pub setting: String,
     /// `reformatted` and `renamed+reformatted`, in that order.
     pub kinds: Vec<Rate>,
+    /// Of each kind, in that order: the pairs whose copy kept the original's
+    /// exact (renamed) fingerprint, denied as `copy.exact` (`copy.renamed`)
+    /// rather than by similarity.
+    pub same_fingerprint: Vec<usize>,
     /// Reformatted texts that differ from their input (a setting that changes
     /// nothing measures nothing).
     pub changed: usize,
@@ -237,8 +243,10 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Calibration> {
     // verdicts[config][pair]; each pair is parsed once for every config (the
     // swept fields do not change fingerprints).
     let mut verdicts = vec![Vec::with_capacity(pairs.len()); configs.len()];
+    let mut same_fingerprints = Vec::with_capacity(pairs.len());
     for pair in &pairs {
         let parsed = ParsedPair::new(&defaults, pair)?;
+        same_fingerprints.push(parsed.same_fingerprint());
         for (cfg, out) in configs.iter().zip(verdicts.iter_mut()) {
             out.push(parsed.denied(cfg)?);
         }
@@ -246,9 +254,9 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Calibration> {
     for (cfg, verdicts) in configs.into_iter().zip(verdicts) {
         if cfg == defaults {
             rates = rates_of(&pairs, &verdicts, true);
-            settings = setting_rates(&pairs, &verdicts, &outcomes);
+            settings = setting_rates(&pairs, &verdicts, &same_fingerprints, &outcomes);
             if let Some(dir) = &args.misses {
-                write_misses(dir, &pairs, &verdicts)?;
+                write_misses(dir, &pairs, &verdicts, &same_fingerprints)?;
             }
         }
         sweep.push(sweep_row(&cfg, &pairs, &verdicts));
@@ -268,14 +276,21 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Calibration> {
     })
 }
 
-/// Writes each wrongly judged pair as `NNNN-KIND[-SETTING].{original,copy}.EXT`
-/// into `dir`.
-fn write_misses(dir: &Path, pairs: &[Pair], verdicts: &[bool]) -> Result<()> {
+/// Writes each wrongly judged pair, and each reformatted one whose
+/// fingerprint changed, as `NNNN-KIND[-SETTING].{original,copy}.EXT` into `dir`.
+fn write_misses(
+    dir: &Path,
+    pairs: &[Pair],
+    verdicts: &[bool],
+    same_fingerprints: &[bool],
+) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let wrong = pairs
         .iter()
-        .zip(verdicts)
-        .filter(|(p, denied)| **denied == (p.kind == "unrelated"));
+        .zip(verdicts.iter().zip(same_fingerprints))
+        .filter(|(p, (denied, same))| {
+            **denied == (p.kind == "unrelated") || (p.setting.is_some() && !**same)
+        });
     for (n, (pair, _)) in wrong.enumerate() {
         let setting: String = pair
             .setting
@@ -760,12 +775,20 @@ fn mutations(
         pair("renamed", None, renamed.clone()),
     ];
     let mut formatted = vec![(0, 0); settings.len()];
-    for (f, outcome) in settings.iter().zip(formatted.iter_mut()) {
-        for (kind, text) in [
-            ("reformatted", &sample.text),
-            ("renamed+reformatted", &renamed),
-        ] {
-            match f.format(text) {
+    // The formatters run side by side: their start-up is most of the time.
+    let outputs: Vec<[(&str, &String, Result<String>); 2]> = settings
+        .par_iter()
+        .map(|f| {
+            [
+                ("reformatted", &sample.text),
+                ("renamed+reformatted", &renamed),
+            ]
+            .map(|(kind, text)| (kind, text, f.format(text)))
+        })
+        .collect();
+    for ((f, outcome), runs) in settings.iter().zip(formatted.iter_mut()).zip(outputs) {
+        for (kind, text, result) in runs {
+            match result {
                 Ok(copy) => {
                     outcome.0 += usize::from(copy != *text);
                     out.push(pair(kind, Some(&f.label), copy));
@@ -923,6 +946,14 @@ fn extension(lang: &Lang) -> &'static str {
     lang.spec.extensions[0]
 }
 
+fn largest_function(parsed: &ParsedFile) -> Option<&units::UnitData> {
+    parsed
+        .units
+        .iter()
+        .filter(|u| u.kind == UnitKind::Function)
+        .max_by_key(|u| u.tokens)
+}
+
 /// A pair's two texts parsed as the files `original/a.EXT` and `copy/b.EXT`.
 struct ParsedPair<'a> {
     pair: &'a Pair,
@@ -947,6 +978,23 @@ impl<'a> ParsedPair<'a> {
             paths,
             pair,
         })
+    }
+
+    /// Whether the copy's largest function has the original's fingerprint:
+    /// its exact hash for `reformatted`, its renamed hash for
+    /// `renamed+reformatted` (the layout was all normalized away).
+    fn same_fingerprint(&self) -> bool {
+        let (Some(a), Some(b)) = (
+            largest_function(&self.original),
+            largest_function(&self.copy),
+        ) else {
+            return false;
+        };
+        match self.pair.kind {
+            "reformatted" => a.exact == b.exact,
+            "renamed+reformatted" => a.renamed == b.renamed,
+            _ => false,
+        }
     }
 
     /// Whether the copy rules deny the copy against the original alone.
@@ -1002,21 +1050,33 @@ fn rates_of(pairs: &[Pair], verdicts: &[bool], per_language: bool) -> Vec<Rate> 
 fn setting_rates(
     pairs: &[Pair],
     verdicts: &[bool],
+    same_fingerprints: &[bool],
     outcomes: &[(&str, String, (usize, usize))],
 ) -> Vec<SettingRate> {
     outcomes
         .iter()
         .map(|(language, setting, (changed, failed))| {
-            let (mine, verdicts): (Vec<Pair>, Vec<bool>) = pairs
+            let mine: Vec<(&Pair, bool, bool)> = pairs
                 .iter()
                 .zip(verdicts)
-                .filter(|(p, _)| p.lang.name() == *language && p.setting.as_ref() == Some(setting))
-                .map(|(p, v)| (p.clone(), *v))
-                .unzip();
+                .zip(same_fingerprints)
+                .filter(|((p, _), _)| {
+                    p.lang.name() == *language && p.setting.as_ref() == Some(setting)
+                })
+                .map(|((p, v), same)| (p, *v, *same))
+                .collect();
+            let same_of = |kind: &str| {
+                mine.iter()
+                    .filter(|(p, _, same)| p.kind == kind && *same)
+                    .count()
+            };
+            let (pairs, verdicts): (Vec<Pair>, Vec<bool>) =
+                mine.iter().map(|(p, v, _)| ((*p).clone(), *v)).unzip();
             SettingRate {
                 language: language.to_string(),
                 setting: setting.clone(),
-                kinds: rates_of(&mine, &verdicts, false),
+                same_fingerprint: vec![same_of("reformatted"), same_of("renamed+reformatted")],
+                kinds: rates_of(&pairs, &verdicts, false),
                 changed: *changed,
                 failed: *failed,
             }
@@ -1060,11 +1120,7 @@ fn lsh_recall(cfg: &RuleConfig, pairs: &[Pair]) -> Result<Vec<LshBin>> {
     let mut bins: Vec<(usize, usize, f64)> = vec![(0, 0, 0.0); 10];
     let function = |pair: &Pair, text: &str| -> Result<Option<units::UnitData>> {
         let parsed = units::parse_file(pair.lang, text, &fp)?;
-        Ok(parsed
-            .units
-            .into_iter()
-            .filter(|u| u.kind == UnitKind::Function)
-            .max_by_key(|u| u.tokens))
+        Ok(largest_function(&parsed).cloned())
     };
     for pair in pairs.iter().filter(|p| p.kind.starts_with("near")) {
         let (Some(a), Some(b)) = (function(pair, &pair.original)?, function(pair, &pair.copy)?)
@@ -1139,7 +1195,7 @@ fn markdown(c: &Calibration) -> String {
         }
         md.push('\n');
     }
-    md.push_str("\n## Denied % of reformatted copies per formatter setting at the defaults\n\n| language | setting | reformatted | renamed+reformatted | changed | failed |\n|---|---|---|---|---|---|\n");
+    md.push_str("\n## Denied % of reformatted copies per formatter setting at the defaults\n\nPairs in brackets; `same fingerprint`: copies whose exact (renamed) fingerprint is the original's; `changed`: formatter outputs that differ from their input.\n\n| language | setting | reformatted | renamed+reformatted | same fingerprint | changed | failed |\n|---|---|---|---|---|---|---|\n");
     for s in &c.settings {
         let cell = |kind: &str| {
             s.kinds
@@ -1149,12 +1205,14 @@ fn markdown(c: &Calibration) -> String {
                     format!("{} ({})", pct(r.rate), r.pairs)
                 })
         };
+        let same: Vec<String> = s.same_fingerprint.iter().map(usize::to_string).collect();
         md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
             s.language,
             s.setting,
             cell("reformatted"),
             cell("renamed+reformatted"),
+            same.join(" / "),
             s.changed,
             s.failed
         ));

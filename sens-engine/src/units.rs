@@ -521,8 +521,10 @@ fn is_shorthand_key(node: Node, above: &[Node], lang: &Lang, source: &str) -> bo
         && source[key.byte_range()] == source[value.byte_range()]
 }
 
+/// Brackets, and the angle brackets of generic arguments (`Vec<\n T,\n>`
+/// ends its list as a `)` does).
 fn is_bracket(kind: &str) -> bool {
-    matches!(kind, "(" | ")" | "[" | "]" | "{" | "}")
+    matches!(kind, "(" | ")" | "[" | "]" | "{" | "}" | "<" | ">")
 }
 
 /// The file being extracted.
