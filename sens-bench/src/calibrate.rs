@@ -213,13 +213,13 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Calibration> {
                 .collect(),
         );
         let pool = statement_pool(lang_samples)?;
-        let mut lang_outcomes = vec![(0, 0); settings.len()];
+        let mut lang_outcomes = vec![Formatted::default(); settings.len()];
         for sample in lang_samples {
             let (mutated, formatted) = mutations(sample, &settings, &pool, &mut rng)?;
             pairs.extend(mutated);
-            for (sum, (changed, failed)) in lang_outcomes.iter_mut().zip(formatted) {
-                sum.0 += changed;
-                sum.1 += failed;
+            for (sum, one) in lang_outcomes.iter_mut().zip(formatted) {
+                sum.changed += one.changed;
+                sum.failed += one.failed;
             }
             pairs.extend(unrelated_to(sample, all, args.unrelated).map(|other| Pair {
                 lang,
@@ -752,6 +752,15 @@ fn statement_pool(samples: &[Sample]) -> Result<Vec<String>> {
     Ok(pool)
 }
 
+/// What one formatter setting did to the texts it was given.
+#[derive(Debug, Clone, Copy, Default)]
+struct Formatted {
+    /// Outputs that differ from their input.
+    changed: usize,
+    /// Inputs it failed on.
+    failed: usize,
+}
+
 /// Every copy of one sample, labelled, and per formatter setting how many of
 /// its reformatted texts changed and how many it failed on. A formatter that
 /// fails on a text leaves that variant out (reported on standard error).
@@ -760,7 +769,7 @@ fn mutations(
     settings: &[Formatter],
     pool: &[String],
     rng: &mut ChaCha8Rng,
-) -> Result<(Vec<Pair>, Vec<(usize, usize)>)> {
+) -> Result<(Vec<Pair>, Vec<Formatted>)> {
     let lang = sample.lang;
     let pair = |kind: &'static str, setting: Option<&str>, copy: String| Pair {
         lang,
@@ -774,7 +783,7 @@ fn mutations(
         pair("exact", None, sample.text.clone()),
         pair("renamed", None, renamed.clone()),
     ];
-    let mut formatted = vec![(0, 0); settings.len()];
+    let mut formatted = vec![Formatted::default(); settings.len()];
     // The formatters run side by side: their start-up is most of the time.
     let outputs: Vec<[(&str, &String, Result<String>); 2]> = settings
         .par_iter()
@@ -790,11 +799,11 @@ fn mutations(
         for (kind, text, result) in runs {
             match result {
                 Ok(copy) => {
-                    outcome.0 += usize::from(copy != *text);
+                    outcome.changed += usize::from(copy != *text);
                     out.push(pair(kind, Some(&f.label), copy));
                 }
                 Err(err) => {
-                    outcome.1 += 1;
+                    outcome.failed += 1;
                     eprintln!("{kind} {}: {err:#}", sample.origin);
                 }
             }
@@ -1051,11 +1060,11 @@ fn setting_rates(
     pairs: &[Pair],
     verdicts: &[bool],
     same_fingerprints: &[bool],
-    outcomes: &[(&str, String, (usize, usize))],
+    outcomes: &[(&str, String, Formatted)],
 ) -> Vec<SettingRate> {
     outcomes
         .iter()
-        .map(|(language, setting, (changed, failed))| {
+        .map(|(language, setting, formatted)| {
             let mine: Vec<(&Pair, bool, bool)> = pairs
                 .iter()
                 .zip(verdicts)
@@ -1077,8 +1086,8 @@ fn setting_rates(
                 setting: setting.clone(),
                 same_fingerprint: vec![same_of("reformatted"), same_of("renamed+reformatted")],
                 kinds: rates_of(&pairs, &verdicts, false),
-                changed: *changed,
-                failed: *failed,
+                changed: formatted.changed,
+                failed: formatted.failed,
             }
         })
         .collect()
