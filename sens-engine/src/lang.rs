@@ -728,7 +728,7 @@ pub static TABLE: &[LangSpec] = &[
         layout: Layout {
             terminators: &[";"],
             separators: &[],
-            groupings: &[],
+            groupings: &["command_substitution"],
             ..C_LAYOUT
         },
         prepare: Prepare::Source,

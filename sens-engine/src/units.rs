@@ -3,6 +3,7 @@
 //! of the syntax tree collects the file's leaf tokens; units are ranges of them.
 
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -388,6 +389,11 @@ pub fn extract(
                     TokenClass::Other
                 };
                 let literal = fingerprint::literal_text(text.trim(), class);
+                let literal = if class == TokenClass::String && literal.contains('\n') {
+                    Cow::Owned(unindented(&literal))
+                } else {
+                    literal
+                };
                 // A quoted key that is a name is that name (see `Layout::keys`).
                 let class = if class == TokenClass::String
                     && is_name(&literal)
@@ -436,24 +442,29 @@ fn is_layout(node: Node, flags: KindFlags, above: &[Node], lang: &Lang) -> bool 
         return false;
     }
     let parent_flags = |parent: &Node| lang.flags(parent.kind_id());
-    if above
-        .last()
-        .is_some_and(|parent| parent_flags(parent).contains(KindFlags::LEADING))
-        && node.prev_sibling().is_none()
-    {
-        return true;
-    }
-    if !is_bracket(node.kind()) {
-        return false;
-    }
     let [.., grandparent, parent] = above else {
         return false;
     };
     let flags = parent_flags(parent);
-    flags.contains(KindFlags::GROUPING)
-        || (flags.contains(KindFlags::BRACES) && holds_one_statement(*parent, lang))
-        || (flags.contains(KindFlags::TUPLE)
-            && parent_flags(grandparent).contains(KindFlags::BARE_TUPLE_PLACE))
+    if flags.contains(KindFlags::LEADING) && node.prev_sibling().is_none() {
+        return true;
+    }
+    // A grouping node's delimiters, whatever they are: `(` `)`, and in Bash
+    // `$(` `)` or the backquotes shfmt rewrites into them.
+    if flags.contains(KindFlags::GROUPING) {
+        return node.prev_sibling().is_none() || node.next_sibling().is_none();
+    }
+    is_bracket(node.kind())
+        && ((flags.contains(KindFlags::BRACES) && holds_one_statement(*parent, lang))
+            || (flags.contains(KindFlags::TUPLE)
+                && parent_flags(grandparent).contains(KindFlags::BARE_TUPLE_PLACE)))
+}
+
+/// A multi-line string without the whitespace around its lines: a formatter
+/// re-indenting a docstring (ruff `indent-style = "tab"`, black stripping
+/// trailing spaces) changes only that.
+fn unindented(text: &str) -> String {
+    text.lines().map(str::trim).collect::<Vec<_>>().join("\n")
 }
 
 /// A block with exactly one named child other than comments.

@@ -13,8 +13,9 @@
 //! --print-width 60` and biome `--semicolons=as-needed
 //! --javascript-formatter-quote-style=single --trailing-commas=none
 //! --arrow-parentheses=as-needed --line-width=40` (unquoted keys); black `-l 40
-//! --skip-magic-trailing-comma` and ruff `quote-style='single' --line-length 50`
-//! (a returned tuple wrapped in brackets); `gofmt -s` (implied element types
+//! --skip-magic-trailing-comma` and ruff `quote-style='single'
+//! indent-style='tab' --line-length 50` (a returned tuple wrapped in brackets,
+//! a docstring re-indented); `gofmt -s` (implied element types
 //! left out); astyle `--style=google --add-braces` and `--style=allman
 //! --add-braces` (braces around single statements). An
 //! unrelated function of the same size and shape is not a copy. And a whole
