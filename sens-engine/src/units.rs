@@ -427,8 +427,9 @@ pub fn extract(
 
 /// A token a formatter may add, drop or move (see [`crate::lang::Layout`]): a
 /// terminator, a separator that ends its list or opens a leading-separator
-/// node, a bracket of a grouping node or of a tuple where it may stand bare,
-/// or a brace of a block holding one statement. `above` is the path from the root to the node's parent.
+/// node, a delimiter of a grouping node, a bracket of a tuple where it may
+/// stand bare, or a brace of a block holding one statement. `above` is the
+/// path from the root to the node's parent.
 fn is_layout(node: Node, flags: KindFlags, above: &[Node], lang: &Lang) -> bool {
     if flags.contains(KindFlags::TERMINATOR) {
         return true;
