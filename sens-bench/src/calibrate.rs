@@ -22,6 +22,7 @@ use plotters::prelude::*;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 use serde::Serialize;
 
 use sens_engine::config::RuleConfig;
@@ -53,6 +54,16 @@ pub struct CalibrateArgs {
     pub unrelated: usize,
     #[arg(long, default_value_t = 20260530)]
     pub seed: u64,
+    /// A formatter setting `LANG=COMMAND` (repeatable; the command reads
+    /// standard input): the settings given for a language replace its
+    /// built-in list.
+    #[arg(long = "formatter", value_parser = parse_formatter)]
+    pub formatters: Vec<(String, Formatter)>,
+    /// Where to write the pairs the defaults get wrong (a missed copy, a denied
+    /// unrelated function) and the reformatted copies whose fingerprint
+    /// changed, each as its two texts, to see what breaks.
+    #[arg(long)]
+    pub misses: Option<PathBuf>,
 }
 
 /// The mutation kinds, in report order; `unrelated` is the negative class.
@@ -93,6 +104,8 @@ struct Sample {
 struct Pair {
     lang: &'static Lang,
     kind: &'static str,
+    /// The formatter setting of a reformatted kind.
+    setting: Option<String>,
     original: String,
     copy: String,
 }
@@ -106,6 +119,24 @@ pub struct Rate {
     pub denied: usize,
     /// Denied share for copies; allowed share for `unrelated`.
     pub rate: f64,
+}
+
+/// The reformatted kinds of one formatter setting at the defaults.
+#[derive(Debug, Clone, Serialize)]
+pub struct SettingRate {
+    pub language: String,
+    pub setting: String,
+    /// `reformatted` and `renamed+reformatted`, in that order.
+    pub kinds: Vec<Rate>,
+    /// Of each kind, in that order: the pairs whose copy kept the original's
+    /// exact (renamed) fingerprint, denied as `copy.exact` (`copy.renamed`)
+    /// rather than by similarity.
+    pub same_fingerprint: Vec<usize>,
+    /// Reformatted texts that differ from their input (a setting that changes
+    /// nothing measures nothing).
+    pub changed: usize,
+    /// Samples the formatter failed on (left out, reported on standard error).
+    pub failed: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -136,10 +167,12 @@ pub struct LshBin {
 pub struct Calibration {
     pub corpora: Vec<String>,
     pub config: RuleConfig,
-    /// Language -> the formatter used, or why none was.
-    pub formatters: BTreeMap<String, String>,
+    /// Language -> the formatter settings used, and those missing.
+    pub formatters: BTreeMap<String, Vec<String>>,
     /// At the configured defaults.
     pub rates: Vec<Rate>,
+    /// Per language and formatter setting, at the defaults.
+    pub settings: Vec<SettingRate>,
     pub sweep: Vec<SweepRow>,
     pub lsh: Vec<LshBin>,
 }
@@ -170,34 +203,53 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Calibration> {
     let samples = draw(args, &mut rng)?;
     let mut formatters = BTreeMap::new();
     let mut pairs = Vec::new();
+    let mut outcomes = Vec::new();
     for (lang_samples, all) in samples.values() {
         let lang = lang_samples[0].lang;
-        let formatter = formatter_of(lang);
+        let (settings, missing) = settings_of(lang, &args.formatters);
         formatters.insert(
             lang.name().to_string(),
-            formatter
-                .as_ref()
-                .map_or_else(|e| e.clone(), |f| f.describe()),
+            settings
+                .iter()
+                .map(|f| format!("{}: `{}`", f.label, f.describe()))
+                .chain(missing)
+                .collect(),
         );
         let pool = statement_pool(lang_samples)?;
+        let mut lang_outcomes = vec![Formatted::default(); settings.len()];
         for sample in lang_samples {
-            pairs.extend(mutations(sample, formatter.as_ref().ok(), &pool, &mut rng)?);
+            let (mutated, formatted) = mutations(sample, &settings, &pool, &mut rng)?;
+            pairs.extend(mutated);
+            for (sum, one) in lang_outcomes.iter_mut().zip(formatted) {
+                sum.changed += one.changed;
+                sum.failed += one.failed;
+            }
             pairs.extend(unrelated_to(sample, all, args.unrelated).map(|other| Pair {
                 lang,
                 kind: "unrelated",
+                setting: None,
                 original: sample.text.clone(),
                 copy: other.text.clone(),
             }));
         }
+        outcomes.extend(
+            settings
+                .into_iter()
+                .zip(lang_outcomes)
+                .map(|(f, outcome)| (lang.name(), f.label, outcome)),
+        );
     }
     let mut sweep = Vec::new();
     let mut rates = Vec::new();
+    let mut settings = Vec::new();
     let configs = sweep_configs(&defaults);
     // verdicts[config][pair]; each pair is parsed once for every config (the
     // swept fields do not change fingerprints).
     let mut verdicts = vec![Vec::with_capacity(pairs.len()); configs.len()];
+    let mut same_fingerprints = Vec::with_capacity(pairs.len());
     for pair in &pairs {
         let parsed = ParsedPair::new(&defaults, pair)?;
+        same_fingerprints.push(parsed.same_fingerprint());
         for (cfg, out) in configs.iter().zip(verdicts.iter_mut()) {
             out.push(parsed.denied(cfg)?);
         }
@@ -205,6 +257,10 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Calibration> {
     for (cfg, verdicts) in configs.into_iter().zip(verdicts) {
         if cfg == defaults {
             rates = rates_of(&pairs, &verdicts, true);
+            settings = setting_rates(&pairs, &verdicts, &same_fingerprints, &outcomes);
+            if let Some(dir) = &args.misses {
+                write_misses(dir, &pairs, &verdicts, &same_fingerprints)?;
+            }
         }
         sweep.push(sweep_row(&cfg, &pairs, &verdicts));
     }
@@ -217,9 +273,48 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<Calibration> {
         config: defaults.clone(),
         formatters,
         rates,
+        settings,
         sweep,
         lsh: lsh_recall(&defaults, &pairs)?,
     })
+}
+
+/// Writes each wrongly judged pair, and each reformatted one whose
+/// fingerprint changed, as `NNNN-KIND[-SETTING].{original,copy}.EXT` into `dir`.
+fn write_misses(
+    dir: &Path,
+    pairs: &[Pair],
+    verdicts: &[bool],
+    same_fingerprints: &[bool],
+) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let wrong = pairs
+        .iter()
+        .zip(verdicts.iter().zip(same_fingerprints))
+        .filter(|(p, (denied, same))| {
+            **denied == (p.kind == "unrelated") || (p.setting.is_some() && !**same)
+        });
+    for (n, (pair, _)) in wrong.enumerate() {
+        let setting: String = pair
+            .setting
+            .iter()
+            .flat_map(|s| std::iter::once('-').chain(s.chars()))
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let stem = format!("{n:04}-{}{setting}", pair.kind);
+        for (side, text) in [("original", &pair.original), ("copy", &pair.copy)] {
+            let path = dir.join(format!("{stem}.{side}.{}", extension(pair.lang)));
+            std::fs::write(&path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Every threshold with every floor at the default containment, and with every
@@ -360,14 +455,28 @@ fn dedent(lines: &[&str]) -> String {
     out
 }
 
-/// A formatter run on standard input at settings other than the usual ones.
-#[derive(Debug, Clone)]
-struct Formatter {
+/// A formatter at one setting, run on standard input: one labelled
+/// reformatted variant of every sample.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Formatter {
+    /// What the report shows: the command without its file-name plumbing.
+    pub label: String,
     program: String,
     args: Vec<String>,
 }
 
 impl Formatter {
+    fn new(label: &str, command: &[&str]) -> Self {
+        let (program, args) = command
+            .split_first()
+            .map_or(("", &[][..]), |(p, a)| (*p, a));
+        Self {
+            label: label.to_string(),
+            program: program.to_string(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
     fn describe(&self) -> String {
         format!("{} {}", self.program, self.args.join(" "))
     }
@@ -398,70 +507,239 @@ impl Formatter {
     }
 }
 
-/// The language's own formatter at other settings (narrow lines, other quotes,
-/// no semicolons, trailing commas), or why there is none.
-fn formatter_of(lang: &Lang) -> Result<Formatter, String> {
-    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let choices: Vec<(&str, Vec<String>)> = match lang.name() {
+/// `--formatter LANG=COMMAND`: a setting of the named language, the command
+/// split as a shell would (quotes group words), its label the command itself.
+pub fn parse_formatter(arg: &str) -> Result<(String, Formatter), String> {
+    let (lang, command) = arg
+        .split_once('=')
+        .ok_or_else(|| format!("--formatter {arg:?}: expected LANG=COMMAND"))?;
+    let words = shlex::split(command)
+        .filter(|w| !w.is_empty())
+        .ok_or_else(|| format!("--formatter {arg:?}: COMMAND is empty or badly quoted"))?;
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    Ok((
+        lang.trim().to_string(),
+        Formatter::new(command.trim(), &words),
+    ))
+}
+
+/// The settings measured per language when `--formatter` names none for it:
+/// the formatters a project or a model plausibly runs, each at settings that
+/// move the layout tokens (semicolons, trailing commas, wrapping, quotes,
+/// braces, tabs). Each is `(label, command)`; the command reads standard input.
+fn builtin_settings(lang: &Lang) -> Vec<Formatter> {
+    let ext = extension(lang);
+    let stdin_path = format!("calibration.{ext}");
+    let java_path = "Calibration.java";
+    let f = Formatter::new;
+    let prettier = |label: &str, opts: &[&str], path: &str| {
+        let mut command = vec!["prettier"];
+        command.extend_from_slice(opts);
+        command.extend_from_slice(&["--stdin-filepath", path]);
+        f(label, &command)
+    };
+    let biome = |label: &str, opts: &[&str]| {
+        let path = format!("--stdin-file-path={stdin_path}");
+        let mut command = vec!["biome", "format"];
+        command.extend_from_slice(opts);
+        command.push(&path);
+        f(label, &command)
+    };
+    let rustfmt = |config: &str| {
+        f(
+            &format!("rustfmt {config}"),
+            &["rustfmt", "--edition", "2021", "--config", config],
+        )
+    };
+    let clang = |style: &str| {
+        let assume = format!("--assume-filename={stdin_path}");
+        f(
+            &format!("clang-format --style={style}"),
+            &["clang-format", &format!("--style={style}"), &assume],
+        )
+    };
+    match lang.name() {
         "python" => vec![
-            ("black", strings(&["-q", "-l", "40", "-S", "-"])),
-            ("ruff", strings(&["format", "--line-length", "40", "-"])),
+            f("black -l 40 -S", &["black", "-q", "-l", "40", "-S", "-"]),
+            f(
+                "black -l 100 --skip-magic-trailing-comma",
+                &[
+                    "black",
+                    "-q",
+                    "-l",
+                    "100",
+                    "--skip-magic-trailing-comma",
+                    "-",
+                ],
+            ),
+            f(
+                "black --preview -l 60",
+                &["black", "-q", "--preview", "-l", "60", "-"],
+            ),
+            f(
+                "ruff format --line-length 40",
+                &["ruff", "format", "--isolated", "--line-length", "40", "-"],
+            ),
+            f(
+                "ruff format quote-style=single indent-style=tab",
+                &[
+                    "ruff",
+                    "format",
+                    "--isolated",
+                    "--config",
+                    "format.quote-style='single'",
+                    "--config",
+                    "format.indent-style='tab'",
+                    "-",
+                ],
+            ),
+            f("yapf --style pep8", &["yapf", "--style", "pep8"]),
+            f("yapf --style google", &["yapf", "--style", "google"]),
+            f("yapf --style facebook", &["yapf", "--style", "facebook"]),
+            f(
+                "autopep8 --aggressive --aggressive --max-line-length 40",
+                &[
+                    "autopep8",
+                    "--aggressive",
+                    "--aggressive",
+                    "--max-line-length",
+                    "40",
+                    "-",
+                ],
+            ),
         ],
-        "typescript" | "tsx" | "javascript" => {
-            let ext = if lang.name() == "javascript" {
-                "js"
-            } else {
-                "ts"
-            };
-            vec![(
-                "prettier",
-                strings(&[
+        "typescript" | "tsx" | "javascript" => vec![
+            prettier("prettier (defaults)", &[], &stdin_path),
+            prettier(
+                "prettier --no-semi --trailing-comma all --print-width 40 --single-quote",
+                &[
                     "--no-semi",
                     "--trailing-comma",
                     "all",
                     "--print-width",
                     "40",
                     "--single-quote",
-                    "--stdin-filepath",
-                    &format!("calibration.{ext}"),
-                ]),
-            )]
-        }
-        "rust" => vec![(
-            "rustfmt",
-            strings(&["--edition", "2021", "--config", "max_width=40"]),
-        )],
-        "go" => vec![("gofmt", Vec::new())],
-        "java" => vec![(
-            "prettier",
-            strings(&[
-                "--plugin=prettier-plugin-java",
-                "--print-width",
-                "40",
-                "--stdin-filepath",
-                "Calibration.java",
-            ]),
-        )],
-        other => return Err(format!("no formatter known for {other}")),
-    };
-    for (program, args) in &choices {
-        let formatter = Formatter {
-            program: program.to_string(),
-            args: args.clone(),
-        };
-        // Installed when it formats an empty file (gofmt has no `--version`).
-        if formatter.format("").is_ok() {
-            return Ok(formatter);
-        }
+                ],
+                &stdin_path,
+            ),
+            prettier(
+                "prettier --arrow-parens avoid --trailing-comma none --no-bracket-spacing --quote-props consistent --print-width 60",
+                &[
+                    "--arrow-parens",
+                    "avoid",
+                    "--trailing-comma",
+                    "none",
+                    "--no-bracket-spacing",
+                    "--quote-props",
+                    "consistent",
+                    "--print-width",
+                    "60",
+                ],
+                &stdin_path,
+            ),
+            prettier(
+                "prettier --use-tabs --print-width 120 --quote-props preserve",
+                &[
+                    "--use-tabs",
+                    "--print-width",
+                    "120",
+                    "--quote-props",
+                    "preserve",
+                ],
+                &stdin_path,
+            ),
+            biome("biome format (defaults)", &[]),
+            biome(
+                "biome format --semicolons=as-needed --javascript-formatter-quote-style=single --trailing-commas=none --arrow-parentheses=as-needed --line-width=40",
+                &[
+                    "--semicolons=as-needed",
+                    "--javascript-formatter-quote-style=single",
+                    "--trailing-commas=none",
+                    "--arrow-parentheses=as-needed",
+                    "--line-width=40",
+                ],
+            ),
+        ],
+        "rust" => vec![
+            rustfmt("max_width=40"),
+            rustfmt("use_small_heuristics=Max,max_width=120"),
+            rustfmt(
+                "match_arm_leading_pipes=Always,use_field_init_shorthand=true,use_try_shorthand=true,match_block_trailing_comma=true,fn_params_layout=Vertical,hard_tabs=true",
+            ),
+            rustfmt("use_small_heuristics=Off,max_width=60,remove_nested_parens=false"),
+        ],
+        "go" => vec![f("gofmt", &["gofmt"]), f("gofmt -s", &["gofmt", "-s"])],
+        "java" => vec![
+            prettier(
+                "prettier-plugin-java --print-width 40",
+                &["--plugin=prettier-plugin-java", "--print-width", "40"],
+                java_path,
+            ),
+            prettier(
+                "prettier-plugin-java --print-width 120 --use-tabs",
+                &[
+                    "--plugin=prettier-plugin-java",
+                    "--print-width",
+                    "120",
+                    "--use-tabs",
+                ],
+                java_path,
+            ),
+            f(
+                "astyle --style=google --add-braces",
+                &["astyle", "--quiet", "--style=google", "--add-braces"],
+            ),
+            f(
+                "astyle --style=allman --remove-braces --max-code-length=60",
+                &[
+                    "astyle",
+                    "--quiet",
+                    "--style=allman",
+                    "--remove-braces",
+                    "--max-code-length=60",
+                ],
+            ),
+        ],
+        "c" | "cpp" => ["LLVM", "Google", "GNU", "Mozilla", "WebKit"]
+            .into_iter()
+            .map(clang)
+            .collect(),
+        "bash" => vec![
+            f("shfmt -i 2", &["shfmt", "-i", "2"]),
+            f(
+                "shfmt -i 4 -bn -ci -sr",
+                &["shfmt", "-i", "4", "-bn", "-ci", "-sr"],
+            ),
+        ],
+        _ => Vec::new(),
     }
-    Err(format!(
-        "missing: {}",
-        choices
+}
+
+/// The installed settings of a language (`given` replaces the built-in list
+/// when it names the language), and what is missing. A setting is installed
+/// when it formats an empty file (gofmt has no `--version`).
+fn settings_of(lang: &Lang, given: &[(String, Formatter)]) -> (Vec<Formatter>, Vec<String>) {
+    let named: Vec<Formatter> = given
+        .iter()
+        .filter(|(l, _)| l == lang.name())
+        .map(|(_, f)| f.clone())
+        .collect();
+    let candidates = if named.is_empty() {
+        builtin_settings(lang)
+    } else {
+        named
+    };
+    let (installed, missing): (Vec<Formatter>, Vec<Formatter>) =
+        candidates.into_iter().partition(|f| f.format("").is_ok());
+    let missing = if installed.is_empty() && missing.is_empty() {
+        vec![format!("no formatter known for {}", lang.name())]
+    } else {
+        missing
             .iter()
-            .map(|(p, _)| *p)
-            .collect::<Vec<_>>()
-            .join(" or ")
-    ))
+            .map(|f| format!("missing: {}", f.label))
+            .collect()
+    };
+    (installed, missing)
 }
 
 /// Single-line statements of the language's samples, to insert into others.
@@ -477,34 +755,60 @@ fn statement_pool(samples: &[Sample]) -> Result<Vec<String>> {
     Ok(pool)
 }
 
-/// Every copy of one sample, labelled. A formatter that fails on a text leaves
-/// that variant out (reported on standard error).
+/// What one formatter setting did to the texts it was given.
+#[derive(Debug, Clone, Copy, Default)]
+struct Formatted {
+    /// Outputs that differ from their input.
+    changed: usize,
+    /// Inputs it failed on.
+    failed: usize,
+}
+
+/// Every copy of one sample, labelled, and per formatter setting how many of
+/// its reformatted texts changed and how many it failed on. A formatter that
+/// fails on a text leaves that variant out (reported on standard error).
 fn mutations(
     sample: &Sample,
-    formatter: Option<&Formatter>,
+    settings: &[Formatter],
     pool: &[String],
     rng: &mut ChaCha8Rng,
-) -> Result<Vec<Pair>> {
+) -> Result<(Vec<Pair>, Vec<Formatted>)> {
     let lang = sample.lang;
-    let pair = |kind: &'static str, copy: String| Pair {
+    let pair = |kind: &'static str, setting: Option<&str>, copy: String| Pair {
         lang,
         kind,
+        setting: setting.map(str::to_string),
         original: sample.text.clone(),
         copy,
     };
     let renamed = rename(lang, &sample.text)?;
     let mut out = vec![
-        pair("exact", sample.text.clone()),
-        pair("renamed", renamed.clone()),
+        pair("exact", None, sample.text.clone()),
+        pair("renamed", None, renamed.clone()),
     ];
-    if let Some(f) = formatter {
-        for (kind, text) in [
-            ("reformatted", &sample.text),
-            ("renamed+reformatted", &renamed),
-        ] {
-            match f.format(text) {
-                Ok(formatted) => out.push(pair(kind, formatted)),
-                Err(err) => eprintln!("{kind} {}: {err:#}", sample.origin),
+    let mut formatted = vec![Formatted::default(); settings.len()];
+    // The formatters run side by side: their start-up is most of the time.
+    let outputs: Vec<[(&str, &String, Result<String>); 2]> = settings
+        .par_iter()
+        .map(|f| {
+            [
+                ("reformatted", &sample.text),
+                ("renamed+reformatted", &renamed),
+            ]
+            .map(|(kind, text)| (kind, text, f.format(text)))
+        })
+        .collect();
+    for ((f, outcome), runs) in settings.iter().zip(formatted.iter_mut()).zip(outputs) {
+        for (kind, text, result) in runs {
+            match result {
+                Ok(copy) => {
+                    outcome.changed += usize::from(copy != *text);
+                    out.push(pair(kind, Some(&f.label), copy));
+                }
+                Err(err) => {
+                    outcome.failed += 1;
+                    eprintln!("{kind} {}: {err:#}", sample.origin);
+                }
             }
         }
     }
@@ -514,20 +818,20 @@ fn mutations(
             break;
         };
         inserted = text;
-        out.push(pair(kind, inserted.clone()));
+        out.push(pair(kind, None, inserted.clone()));
     }
     for (kind, edit) in [
         ("near.delete1", Edit::Delete),
         ("near.change1", Edit::Change),
     ] {
         if let Some(text) = edit_statement(lang, &sample.text, pool, rng, edit)? {
-            out.push(pair(kind, text));
+            out.push(pair(kind, None, text));
         }
     }
     if let Some(text) = change_literal(lang, &sample.text, rng)? {
-        out.push(pair("near.literal1", text));
+        out.push(pair("near.literal1", None, text));
     }
-    Ok(out)
+    Ok((out, formatted))
 }
 
 /// Every identifier and literal replaced, consistently (equal texts get equal
@@ -654,6 +958,14 @@ fn extension(lang: &Lang) -> &'static str {
     lang.spec.extensions[0]
 }
 
+fn largest_function(parsed: &ParsedFile) -> Option<&units::UnitData> {
+    parsed
+        .units
+        .iter()
+        .filter(|u| u.kind == UnitKind::Function)
+        .max_by_key(|u| u.tokens)
+}
+
 /// A pair's two texts parsed as the files `original/a.EXT` and `copy/b.EXT`.
 struct ParsedPair<'a> {
     pair: &'a Pair,
@@ -678,6 +990,23 @@ impl<'a> ParsedPair<'a> {
             paths,
             pair,
         })
+    }
+
+    /// Whether the copy's largest function has the original's fingerprint:
+    /// its exact hash for `reformatted`, its renamed hash for
+    /// `renamed+reformatted` (the layout was all normalized away).
+    fn same_fingerprint(&self) -> bool {
+        let (Some(a), Some(b)) = (
+            largest_function(&self.original),
+            largest_function(&self.copy),
+        ) else {
+            return false;
+        };
+        match self.pair.kind {
+            "reformatted" => a.exact == b.exact,
+            "renamed+reformatted" => a.renamed == b.renamed,
+            _ => false,
+        }
     }
 
     /// Whether the copy rules deny the copy against the original alone.
@@ -728,6 +1057,45 @@ fn rates_of(pairs: &[Pair], verdicts: &[bool], per_language: bool) -> Vec<Rate> 
         .collect()
 }
 
+/// The reformatted kinds' rates per (language, setting), with what each
+/// setting changed and failed on (`outcomes`, in report order).
+fn setting_rates(
+    pairs: &[Pair],
+    verdicts: &[bool],
+    same_fingerprints: &[bool],
+    outcomes: &[(&str, String, Formatted)],
+) -> Vec<SettingRate> {
+    outcomes
+        .iter()
+        .map(|(language, setting, formatted)| {
+            let mine: Vec<(&Pair, bool, bool)> = pairs
+                .iter()
+                .zip(verdicts)
+                .zip(same_fingerprints)
+                .filter(|((p, _), _)| {
+                    p.lang.name() == *language && p.setting.as_ref() == Some(setting)
+                })
+                .map(|((p, v), same)| (p, *v, *same))
+                .collect();
+            let same_of = |kind: &str| {
+                mine.iter()
+                    .filter(|(p, _, same)| p.kind == kind && *same)
+                    .count()
+            };
+            let (pairs, verdicts): (Vec<Pair>, Vec<bool>) =
+                mine.iter().map(|(p, v, _)| ((*p).clone(), *v)).unzip();
+            SettingRate {
+                language: language.to_string(),
+                setting: setting.clone(),
+                same_fingerprint: vec![same_of("reformatted"), same_of("renamed+reformatted")],
+                kinds: rates_of(&pairs, &verdicts, false),
+                changed: formatted.changed,
+                failed: formatted.failed,
+            }
+        })
+        .collect()
+}
+
 fn sweep_row(cfg: &RuleConfig, pairs: &[Pair], verdicts: &[bool]) -> SweepRow {
     let (mut tp, mut fp, mut positives) = (0usize, 0usize, 0usize);
     for (pair, &denied) in pairs.iter().zip(verdicts) {
@@ -766,11 +1134,7 @@ fn lsh_recall(cfg: &RuleConfig, pairs: &[Pair]) -> Result<Vec<LshBin>> {
     let mut bins: Vec<(usize, usize, f64, usize)> = vec![(0, 0, 0.0, 0); 10];
     let function = |pair: &Pair, text: &str| -> Result<Option<units::UnitData>> {
         let parsed = units::parse_file(pair.lang, text, &fp)?;
-        Ok(parsed
-            .units
-            .into_iter()
-            .filter(|u| u.kind == UnitKind::Function)
-            .max_by_key(|u| u.tokens))
+        Ok(largest_function(&parsed).cloned())
     };
     for pair in pairs.iter().filter(|p| p.kind.starts_with("near")) {
         let (Some(a), Some(b)) = (function(pair, &pair.original)?, function(pair, &pair.copy)?)
@@ -819,9 +1183,11 @@ fn markdown(c: &Calibration) -> String {
         c.config.bands,
         c.config.rows()
     ));
-    md.push_str("Formatters:\n\n");
-    for (lang, f) in &c.formatters {
-        md.push_str(&format!("- {lang}: {f}\n"));
+    md.push_str("Formatter settings:\n\n");
+    for (lang, settings) in &c.formatters {
+        for f in settings {
+            md.push_str(&format!("- {lang}: {f}\n"));
+        }
     }
     let languages: Vec<&str> = {
         let mut l: Vec<&str> = c.rates.iter().map(|r| r.language.as_str()).collect();
@@ -846,6 +1212,28 @@ fn markdown(c: &Calibration) -> String {
             }
         }
         md.push('\n');
+    }
+    md.push_str("\n## Denied % of reformatted copies per formatter setting at the defaults\n\nPairs in brackets; `same fingerprint`: copies whose exact (renamed) fingerprint is the original's; `changed`: formatter outputs that differ from their input.\n\n| language | setting | reformatted | renamed+reformatted | same fingerprint | changed | failed |\n|---|---|---|---|---|---|---|\n");
+    for s in &c.settings {
+        let cell = |kind: &str| {
+            s.kinds
+                .iter()
+                .find(|r| r.kind == kind)
+                .map_or("-".to_string(), |r| {
+                    format!("{} ({})", pct(r.rate), r.pairs)
+                })
+        };
+        let same: Vec<String> = s.same_fingerprint.iter().map(usize::to_string).collect();
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            s.language,
+            s.setting,
+            cell("reformatted"),
+            cell("renamed+reformatted"),
+            same.join(" / "),
+            s.changed,
+            s.failed
+        ));
     }
     md.push_str(
         "\n## Sweep (all languages)\n\n| threshold | floor | containment | recall | precision |",

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use sens_bench::calibrate::{CalibrateArgs, KINDS, calibrate};
+use sens_bench::calibrate::{CalibrateArgs, KINDS, calibrate, parse_formatter};
 
 fn fixture_corpus() -> Vec<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/calibrate");
@@ -21,6 +21,8 @@ fn calibrate_builds_every_kind_and_counts_against_the_labels() {
         min_tokens: 60,
         max_tokens: 600,
         seed: 7,
+        formatters: Vec::new(),
+        misses: None,
     };
     let c = calibrate(&args).unwrap();
     for kind in KINDS {
@@ -70,7 +72,67 @@ fn a_missing_corpus_folder_is_named() {
         min_tokens: 80,
         max_tokens: 600,
         seed: 1,
+        formatters: Vec::new(),
+        misses: None,
     };
     let err = format!("{:#}", calibrate(&args).unwrap_err());
     assert!(err.contains("/nonexistent/calibration-corpus"), "{err}");
+}
+
+/// Formatter settings given on the command line replace the built-in ones of
+/// their language; each is measured on its own, and a missing one is named.
+#[test]
+fn calibrate_measures_each_given_formatter_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let setting = "rustfmt --edition 2021 --config max_width=30,hard_tabs=true";
+    let args = CalibrateArgs {
+        corpus: fixture_corpus(),
+        out: dir.path().to_path_buf(),
+        per_language: 40,
+        unrelated: 1,
+        min_tokens: 60,
+        max_tokens: 600,
+        seed: 7,
+        formatters: [
+            format!("rust={setting}"),
+            "python=no-such-formatter --fast -".to_string(),
+        ]
+        .iter()
+        .map(|f| parse_formatter(f).unwrap())
+        .collect(),
+        misses: None,
+    };
+    let c = calibrate(&args).unwrap();
+    assert!(
+        c.formatters["python"].contains(&"missing: no-such-formatter --fast -".to_string()),
+        "{:?}",
+        c.formatters
+    );
+    assert!(!c.settings.iter().any(|s| s.language == "python"));
+    let [rust] = &c.settings[..] else {
+        panic!("one setting expected: {:?}", c.settings);
+    };
+    assert_eq!(rust.setting, setting);
+    assert_eq!(rust.failed, 0);
+    let reformatted = c
+        .rates
+        .iter()
+        .find(|r| r.language == "rust" && r.kind == "reformatted")
+        .unwrap();
+    // Every reformatted Rust pair is this setting's, and each changed its text.
+    assert_eq!(rust.kinds[0].pairs, reformatted.pairs);
+    assert_eq!(rust.changed, 2 * reformatted.pairs);
+    // rustfmt only moves layout: every copy keeps the original's fingerprint.
+    assert_eq!(
+        rust.same_fingerprint,
+        vec![reformatted.pairs, rust.kinds[1].pairs]
+    );
+}
+
+#[test]
+fn a_formatter_without_a_language_or_a_command_is_refused() {
+    for bad in ["rustfmt", "rust=", "rust=\"unclosed"] {
+        let err = parse_formatter(bad).unwrap_err();
+        assert!(err.contains("--formatter"), "{bad}: {err}");
+    }
 }

@@ -73,6 +73,34 @@ pub struct Layout {
     /// Named nodes whose own brackets only group or are always written
     /// (`parenthesized_expression`): the brackets are dropped, the content kept.
     pub groupings: &'static [&'static str],
+    /// Blocks whose braces a formatter adds or drops around a single statement
+    /// (astyle `--add-braces`/`--remove-braces`, clang-format
+    /// `RemoveBracesLLVM`, rustfmt wrapping a long match arm or unwrapping a
+    /// closure body): the braces of one holding one statement are dropped.
+    pub braces: &'static [&'static str],
+    /// Key-value nodes whose key may be quoted or not (`{ "a": 1 }` and
+    /// `{ a: 1 }`, prettier `--quote-props`): a string key whose content is a
+    /// name is that name.
+    pub keys: &'static [&'static str],
+    /// Key-value nodes written shorthand when the value is a name equal to the
+    /// key (`S { x: x }` and `S { x }`, rustfmt `use_field_init_shorthand`,
+    /// eslint `object-shorthand`): the key and its `:` are dropped then.
+    pub shorthands: &'static [&'static str],
+    /// Nodes whose first token is an optional separator (the `|` opening a
+    /// Rust or-pattern, rustfmt `match_arm_leading_pipes`): dropped there.
+    pub leading: &'static [&'static str],
+    /// Tuples that may stand bare, and the nodes where they may
+    /// (`return a, b` and `return (a, b)`: black wraps a long one in
+    /// brackets): the brackets of such a tuple directly under such a node
+    /// are dropped. Elsewhere (`f((a, b))`) they mean something.
+    pub tuples: &'static [&'static str],
+    pub bare_tuple_places: &'static [&'static str],
+    /// Literals whose `type` may be left out where the enclosing literal
+    /// implies it, and the nodes where it may (`gofmt -s`: `[]T{T{1}}` and
+    /// `[]T{{1}}`): the type of such a literal directly under such a node is
+    /// dropped.
+    pub implied_types: &'static [&'static str],
+    pub implied_type_places: &'static [&'static str],
 }
 
 /// The layout of the C family and most others: `;`, trailing `,`, `( expr )`.
@@ -80,11 +108,47 @@ const C_LAYOUT: Layout = Layout {
     terminators: &[";"],
     separators: &[","],
     groupings: &["parenthesized_expression"],
+    braces: &[],
+    keys: &[],
+    shorthands: &[],
+    leading: &[],
+    tuples: &[],
+    bare_tuple_places: &[],
+    implied_types: &[],
+    implied_type_places: &[],
+};
+
+/// C, C++ and PHP: also optional braces of compound statements.
+const C_BRACED_LAYOUT: Layout = Layout {
+    braces: &["compound_statement"],
+    ..C_LAYOUT
+};
+
+/// Java and C#: also optional braces of blocks.
+const BLOCK_BRACED_LAYOUT: Layout = Layout {
+    braces: &["block"],
+    ..C_LAYOUT
+};
+
+/// Go: also the element types `gofmt -s` leaves out.
+const GO_LAYOUT: Layout = Layout {
+    implied_types: &["composite_literal"],
+    implied_type_places: &["literal_element"],
+    ..C_LAYOUT
+};
+
+/// Rust: also the braces of a one-expression block (a match arm's body, a
+/// closure's), the field init shorthand and a match arm's leading `|`.
+const RUST_LAYOUT: Layout = Layout {
+    braces: &["block"],
+    shorthands: &["field_initializer"],
+    leading: &["or_pattern"],
+    ..C_LAYOUT
 };
 
 /// What a node kind means to the engine; a kind may carry several flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct KindFlags(u16);
+pub struct KindFlags(u32);
 
 impl KindFlags {
     pub const FUNCTION: Self = Self(1);
@@ -99,6 +163,14 @@ impl KindFlags {
     pub const TERMINATOR: Self = Self(1 << 9);
     pub const SEPARATOR: Self = Self(1 << 10);
     pub const GROUPING: Self = Self(1 << 11);
+    pub const BRACES: Self = Self(1 << 12);
+    pub const KEYS: Self = Self(1 << 13);
+    pub const SHORTHAND: Self = Self(1 << 14);
+    pub const LEADING: Self = Self(1 << 15);
+    pub const TUPLE: Self = Self(1 << 16);
+    pub const BARE_TUPLE_PLACE: Self = Self(1 << 17);
+    pub const IMPLIED_TYPE: Self = Self(1 << 18);
+    pub const IMPLIED_TYPE_PLACE: Self = Self(1 << 19);
 
     pub fn contains(self, other: Self) -> bool {
         self.0 & other.0 == other.0 && other.0 != 0
@@ -147,7 +219,7 @@ impl Lang {
         let mut unknown_kinds = Vec::new();
         // Terminators and separators are punctuation (anonymous kinds), except
         // line continuations, which some grammars name.
-        let groups: [(&[&'static str], KindFlags, Option<bool>); 12] = [
+        let groups: [(&[&'static str], KindFlags, Option<bool>); 20] = [
             (spec.functions, KindFlags::FUNCTION, Some(true)),
             (spec.classes, KindFlags::CLASS, Some(true)),
             (spec.blocks, KindFlags::BLOCK, Some(true)),
@@ -160,6 +232,26 @@ impl Lang {
             (spec.layout.terminators, KindFlags::TERMINATOR, None),
             (spec.layout.separators, KindFlags::SEPARATOR, Some(false)),
             (spec.layout.groupings, KindFlags::GROUPING, Some(true)),
+            (spec.layout.braces, KindFlags::BRACES, Some(true)),
+            (spec.layout.keys, KindFlags::KEYS, Some(true)),
+            (spec.layout.shorthands, KindFlags::SHORTHAND, Some(true)),
+            (spec.layout.leading, KindFlags::LEADING, Some(true)),
+            (spec.layout.tuples, KindFlags::TUPLE, Some(true)),
+            (
+                spec.layout.bare_tuple_places,
+                KindFlags::BARE_TUPLE_PLACE,
+                Some(true),
+            ),
+            (
+                spec.layout.implied_types,
+                KindFlags::IMPLIED_TYPE,
+                Some(true),
+            ),
+            (
+                spec.layout.implied_type_places,
+                KindFlags::IMPLIED_TYPE_PLACE,
+                Some(true),
+            ),
         ];
         for (names, flag, named) in groups {
             for &name in names {
@@ -328,7 +420,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["line_comment", "block_comment"],
         calls: &["call_expression", "macro_invocation"],
         imports: &["use_declaration", "extern_crate_declaration"],
-        layout: C_LAYOUT,
+        layout: RUST_LAYOUT,
         prepare: Prepare::Source,
     },
     LangSpec {
@@ -344,7 +436,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
-        layout: JS_LAYOUT,
+        layout: TS_LAYOUT,
         prepare: Prepare::Source,
     },
     LangSpec {
@@ -360,7 +452,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
-        layout: JS_LAYOUT,
+        layout: TS_LAYOUT,
         prepare: Prepare::Source,
     },
     LangSpec {
@@ -400,6 +492,19 @@ pub static TABLE: &[LangSpec] = &[
             terminators: &[";", "line_continuation"],
             separators: &[","],
             groupings: &["parenthesized_expression"],
+            tuples: &["tuple", "tuple_pattern"],
+            bare_tuple_places: &[
+                "return_statement",
+                "expression_statement",
+                "assignment",
+                "augmented_assignment",
+                "for_statement",
+                "for_in_clause",
+                "subscript",
+                "yield",
+                "delete_statement",
+            ],
+            ..C_LAYOUT
         },
         prepare: Prepare::ThinHashComments,
     },
@@ -425,7 +530,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call_expression"],
         imports: &["import_declaration"],
-        layout: C_LAYOUT,
+        layout: GO_LAYOUT,
         prepare: Prepare::Source,
     },
     LangSpec {
@@ -454,7 +559,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["line_comment", "block_comment"],
         calls: &["method_invocation", "object_creation_expression"],
         imports: &["import_declaration"],
-        layout: C_LAYOUT,
+        layout: BLOCK_BRACED_LAYOUT,
         prepare: Prepare::Source,
     },
     LangSpec {
@@ -480,7 +585,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call_expression"],
         imports: &["preproc_include"],
-        layout: C_LAYOUT,
+        layout: C_BRACED_LAYOUT,
         prepare: Prepare::Source,
     },
     LangSpec {
@@ -513,7 +618,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["call_expression", "new_expression"],
         imports: &["preproc_include", "using_declaration"],
-        layout: C_LAYOUT,
+        layout: C_BRACED_LAYOUT,
         prepare: Prepare::Source,
     },
     LangSpec {
@@ -547,7 +652,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: C_COMMENT,
         calls: &["invocation_expression", "object_creation_expression"],
         imports: &["using_directive"],
-        layout: C_LAYOUT,
+        layout: BLOCK_BRACED_LAYOUT,
         prepare: Prepare::Source,
     },
     LangSpec {
@@ -573,6 +678,7 @@ pub static TABLE: &[LangSpec] = &[
             terminators: &[";"],
             separators: &[","],
             groupings: &["parenthesized_statements"],
+            ..C_LAYOUT
         },
         prepare: Prepare::Source,
     },
@@ -603,7 +709,7 @@ pub static TABLE: &[LangSpec] = &[
             "scoped_call_expression",
         ],
         imports: &["namespace_use_declaration"],
-        layout: C_LAYOUT,
+        layout: C_BRACED_LAYOUT,
         prepare: Prepare::Source,
     },
     LangSpec {
@@ -622,7 +728,8 @@ pub static TABLE: &[LangSpec] = &[
         layout: Layout {
             terminators: &[";"],
             separators: &[],
-            groupings: &[],
+            groupings: &["command_substitution"],
+            ..C_LAYOUT
         },
         prepare: Prepare::Source,
     },
@@ -681,6 +788,7 @@ pub static TABLE: &[LangSpec] = &[
             terminators: &[";"],
             separators: &[","],
             groupings: &[],
+            ..C_LAYOUT
         },
         prepare: Prepare::Source,
     },
@@ -742,6 +850,7 @@ pub static TABLE: &[LangSpec] = &[
             terminators: &[";"],
             separators: &[","],
             groupings: &["parens"],
+            ..C_LAYOUT
         },
         prepare: Prepare::Source,
     },
@@ -762,6 +871,7 @@ pub static TABLE: &[LangSpec] = &[
             terminators: &[";"],
             separators: &[","],
             groupings: &[],
+            ..C_LAYOUT
         },
         prepare: Prepare::Source,
     },
@@ -849,7 +959,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
-        layout: JS_LAYOUT,
+        layout: TS_LAYOUT,
         prepare: Prepare::ScriptBlocks,
     },
     LangSpec {
@@ -865,7 +975,7 @@ pub static TABLE: &[LangSpec] = &[
         comments: &["comment", "html_comment"],
         calls: JS_CALLS,
         imports: &["import_statement"],
-        layout: JS_LAYOUT,
+        layout: TS_LAYOUT,
         prepare: Prepare::ScriptBlocks,
     },
 ];
@@ -904,11 +1014,29 @@ const TS_IDENTIFIERS: &[&str] = &[
     "type_identifier",
 ];
 /// JS/TS: also the brackets of parameter lists, which `x => x` leaves out and
-/// a formatter may add.
+/// a formatter may add, optional braces, quoted keys and shorthand properties.
 const JS_LAYOUT: Layout = Layout {
     terminators: &[";"],
     separators: &[","],
     groupings: &["parenthesized_expression", "formal_parameters"],
+    braces: &["statement_block"],
+    keys: &["pair", "method_definition"],
+    shorthands: &["pair"],
+    leading: &[],
+    tuples: &[],
+    bare_tuple_places: &[],
+    implied_types: &[],
+    implied_type_places: &[],
+};
+/// TypeScript: also the keys of interface members and class fields.
+const TS_LAYOUT: Layout = Layout {
+    keys: &[
+        "pair",
+        "method_definition",
+        "property_signature",
+        "public_field_definition",
+    ],
+    ..JS_LAYOUT
 };
 const JS_STRINGS: &[&str] = &["string", "template_string", "regex"];
 const JS_CALLS: &[&str] = &["call_expression", "new_expression"];

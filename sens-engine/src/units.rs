@@ -3,6 +3,7 @@
 //! of the syntax tree collects the file's leaf tokens; units are ranges of them.
 
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -375,8 +376,12 @@ pub fn extract(
         // With a focus, a subtree that neither touches it nor lies inside a unit
         // or block that does cannot contribute to a kept unit.
         let unfocused = !touching && !frames.iter().any(|f| f.touching);
-        let skip =
-            node.is_error() || node.is_missing() || flags.contains(KindFlags::COMMENT) || unfocused;
+        let skip = node.is_error()
+            || node.is_missing()
+            || flags.contains(KindFlags::COMMENT)
+            || unfocused
+            || is_shorthand_key(node, &ancestors[..depth], lang, source)
+            || is_implied_type(node, &ancestors[..depth], lang);
         let is_stmt = parent_is_block && node.is_named() && !skip;
         let atomic = node.child_count() == 0
             || flags.intersects(KindFlags::STRING | KindFlags::NUMBER | KindFlags::IDENTIFIER);
@@ -420,10 +425,22 @@ pub fn extract(
                 } else {
                     TokenClass::Other
                 };
-                tokens.push(fingerprint::token(
-                    &fingerprint::literal_text(text.trim(), class),
-                    class,
-                ));
+                let literal = fingerprint::literal_text(text.trim(), class);
+                let literal = if class == TokenClass::String && literal.contains('\n') {
+                    Cow::Owned(unindented(&literal))
+                } else {
+                    literal
+                };
+                // A quoted key that is a name is that name (see `Layout::keys`).
+                let class = if class == TokenClass::String
+                    && is_name(&literal)
+                    && is_key(node, &ancestors[..depth], lang)
+                {
+                    TokenClass::Identifier
+                } else {
+                    class
+                };
+                tokens.push(fingerprint::token(&literal, class));
             }
         }
         if !skip && !atomic && cursor.goto_first_child() {
@@ -446,8 +463,10 @@ pub fn extract(
 }
 
 /// A token a formatter may add, drop or move (see [`crate::lang::Layout`]): a
-/// terminator, a separator that ends its list, or a bracket of a grouping node.
-/// `above` is the path from the root to the node's parent.
+/// terminator, a separator that ends its list or opens a leading-separator
+/// node, a delimiter of a grouping node, a bracket of a tuple where it may
+/// stand bare, or a brace of a block holding one statement. `above` is the
+/// path from the root to the node's parent.
 fn is_layout(node: Node, flags: KindFlags, above: &[Node], lang: &Lang) -> bool {
     if flags.contains(KindFlags::TERMINATOR) {
         return true;
@@ -457,15 +476,104 @@ fn is_layout(node: Node, flags: KindFlags, above: &[Node], lang: &Lang) -> bool 
             .next_sibling()
             .is_none_or(|next| !next.is_named() && is_bracket(next.kind()));
     }
-    !node.is_named()
-        && is_bracket(node.kind())
-        && above
-            .last()
-            .is_some_and(|parent| lang.flags(parent.kind_id()).contains(KindFlags::GROUPING))
+    if node.is_named() {
+        return false;
+    }
+    let parent_flags = |parent: &Node| lang.flags(parent.kind_id());
+    let [.., grandparent, parent] = above else {
+        return false;
+    };
+    let flags = parent_flags(parent);
+    if flags.contains(KindFlags::LEADING) && node.prev_sibling().is_none() {
+        return true;
+    }
+    // A grouping node's delimiters, whatever they are: `(` `)`, and in Bash
+    // `$(` `)` or the backquotes shfmt rewrites into them.
+    if flags.contains(KindFlags::GROUPING) {
+        return node.prev_sibling().is_none() || node.next_sibling().is_none();
+    }
+    is_bracket(node.kind())
+        && ((flags.contains(KindFlags::BRACES) && holds_one_statement(*parent, lang))
+            || (flags.contains(KindFlags::TUPLE)
+                && parent_flags(grandparent).contains(KindFlags::BARE_TUPLE_PLACE)))
 }
 
+/// A multi-line string without the whitespace around its lines: a formatter
+/// re-indenting a docstring (ruff `indent-style = "tab"`, black stripping
+/// trailing spaces) changes only that.
+fn unindented(text: &str) -> String {
+    text.lines().map(str::trim).collect::<Vec<_>>().join("\n")
+}
+
+/// A block with exactly one named child other than comments.
+fn holds_one_statement(block: Node, lang: &Lang) -> bool {
+    let mut cursor = block.walk();
+    let mut statements = block
+        .named_children(&mut cursor)
+        .filter(|c| !lang.flags(c.kind_id()).contains(KindFlags::COMMENT));
+    statements.next().is_some() && statements.next().is_none()
+}
+
+/// The key of a key-value node whose key may be quoted or not (`"a"` in
+/// `{ "a": 1 }`). `above` is the path to the node's parent.
+fn is_key(node: Node, above: &[Node], lang: &Lang) -> bool {
+    above.last().is_some_and(|parent| {
+        lang.flags(parent.kind_id()).contains(KindFlags::KEYS)
+            && parent
+                .child_by_field_name("key")
+                .or_else(|| parent.child_by_field_name("name"))
+                == Some(node)
+    })
+}
+
+fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+}
+
+/// The type of a literal that the enclosing literal implies (`T` in
+/// `[]T{T{1}}`, see `Layout::implied_types`). `above` is the path to the
+/// node's parent.
+fn is_implied_type(node: Node, above: &[Node], lang: &Lang) -> bool {
+    let [.., place, literal] = above else {
+        return false;
+    };
+    lang.flags(literal.kind_id())
+        .contains(KindFlags::IMPLIED_TYPE)
+        && lang
+            .flags(place.kind_id())
+            .contains(KindFlags::IMPLIED_TYPE_PLACE)
+        && literal.child_by_field_name("type") == Some(node)
+}
+
+/// A part of a key-value node before its value when the value is a name
+/// equal to the key (`x:` in `S { x: x }`): what the shorthand `S { x }`
+/// leaves out. `above` is the path to the node's parent.
+fn is_shorthand_key(node: Node, above: &[Node], lang: &Lang, source: &str) -> bool {
+    let Some(parent) = above.last() else {
+        return false;
+    };
+    if !lang.flags(parent.kind_id()).contains(KindFlags::SHORTHAND)
+        || parent.named_child_count() != 2
+    {
+        return false;
+    }
+    let (Some(key), Some(value)) = (parent.named_child(0), parent.named_child(1)) else {
+        return false;
+    };
+    value != node
+        && value.child_count() == 0
+        && lang.flags(value.kind_id()).contains(KindFlags::IDENTIFIER)
+        && source[key.byte_range()] == source[value.byte_range()]
+}
+
+/// Brackets, and the angle brackets of generic arguments (`Vec<\n T,\n>`
+/// ends its list as a `)` does).
 fn is_bracket(kind: &str) -> bool {
-    matches!(kind, "(" | ")" | "[" | "]" | "{" | "}")
+    matches!(kind, "(" | ")" | "[" | "]" | "{" | "}" | "<" | ">")
 }
 
 /// The file being extracted.

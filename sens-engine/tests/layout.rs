@@ -3,7 +3,21 @@
 //! fixtures: black -l 40 -S, prettier --no-semi --trailing-comma all
 //! --print-width 40 --single-quote, rustfmt max_width=40; Go and Java rewrapped
 //! by hand with added semicolons, trailing commas and grouping parentheses) are
-//! one copy: exact when only layout changed, renamed when names changed too. An
+//! one copy: exact when only layout changed, renamed when names changed too.
+//! The `settings_` fixtures are formatter outputs at settings that changed
+//! tokens the first normalization kept: rustfmt `match_arm_leading_pipes=Always,
+//! use_field_init_shorthand=true,match_block_trailing_comma=true,
+//! fn_params_layout=Vertical,hard_tabs=true,max_width=60` (leading `|`, `x: x`
+//! to `x`, a long arm wrapped in braces, a closure's braces dropped); prettier
+//! `--quote-props as-needed --arrow-parens avoid --no-semi --trailing-comma none
+//! --print-width 60` and biome `--semicolons=as-needed
+//! --javascript-formatter-quote-style=single --trailing-commas=none
+//! --arrow-parentheses=as-needed --line-width=40` (unquoted keys); black `-l 40
+//! --skip-magic-trailing-comma` and ruff `quote-style='single'
+//! indent-style='tab' --line-length 50` (a returned tuple wrapped in brackets,
+//! a docstring re-indented); `gofmt -s` (implied element types
+//! left out); astyle `--style=google --add-braces` and `--style=allman
+//! --add-braces` (braces around single statements). An
 //! unrelated function of the same size and shape is not a copy. And a whole
 //! function of repetitive statements copied exactly blocks, while a table of the
 //! same size in a larger function does not.
@@ -57,22 +71,29 @@ fn copy_kind(ext: &str, original: &str, copy: &str) -> Option<CopyKind> {
 
 #[test]
 fn a_reformatted_copy_is_exact_and_renamed_when_names_changed_too() {
-    for ext in LANGUAGES {
-        let original = fixture("original", ext);
+    for (set, ext) in ["", "settings_"]
+        .iter()
+        .flat_map(|set| LANGUAGES.iter().map(move |ext| (set, ext)))
+    {
+        let original = fixture(&format!("{set}original"), ext);
         assert_eq!(
-            copy_kind(ext, &original, &fixture("reformatted", ext)),
+            copy_kind(ext, &original, &fixture(&format!("{set}reformatted"), ext)),
             Some(CopyKind::Exact),
-            "{ext}: only the layout changed"
+            "{set}{ext}: only the layout changed"
         );
         assert_eq!(
-            copy_kind(ext, &original, &fixture("renamed_reformatted", ext)),
+            copy_kind(
+                ext,
+                &original,
+                &fixture(&format!("{set}renamed_reformatted"), ext)
+            ),
             Some(CopyKind::Renamed),
-            "{ext}: layout and names changed"
+            "{set}{ext}: layout and names changed"
         );
         assert_eq!(
             copy_kind(ext, &original, &fixture("unrelated", ext)),
             None,
-            "{ext}: an unrelated function of the same size"
+            "{set}{ext}: an unrelated function of the same size"
         );
     }
 }
