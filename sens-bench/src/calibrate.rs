@@ -7,7 +7,7 @@
 //! engine's copy rules about a new file holding the other text: "denied" when a
 //! blocking copy finding comes back. Recall and precision count those verdicts
 //! against the labels, per mutation kind and language, for a sweep of
-//! `threshold` with `floor` and with `containment`; LSH candidate recall is set
+//! `threshold` with `floor`, with `min_shingles` and with `containment`; LSH candidate recall is set
 //! against 1 - (1 - s^r)^b. Unrelated pairs are many per function (`--unrelated`:
 //! the functions of other folders closest in size among all those found, not
 //! only the drawn ones), so a false-positive rate under 1 % is measured on thousands.
@@ -83,6 +83,7 @@ pub const KINDS: &[&str] = &[
 
 const THRESHOLDS: &[f64] = &[0.65, 0.70, 0.75, 0.80, 0.85, 0.90];
 const FLOORS: &[usize] = &[50, 65, 80, 100];
+const MIN_SHINGLES: &[usize] = &[16, 24, 32, 40];
 const CONTAINMENTS: &[f64] = &[0.80, 0.85, 0.90, 0.95, 1.0];
 
 /// A real function drawn from a corpus, as a text that parses on its own.
@@ -143,6 +144,7 @@ pub struct SettingRate {
 pub struct SweepRow {
     pub threshold: f64,
     pub floor: usize,
+    pub min_shingles: usize,
     pub containment: f64,
     /// Over every copy kind and language.
     pub recall: f64,
@@ -317,8 +319,8 @@ fn write_misses(
     Ok(())
 }
 
-/// Every threshold with every floor at the default containment, and with every
-/// containment at the default floor.
+/// Every threshold with every floor, with every `min_shingles` and with every
+/// containment, the other settings at their defaults.
 fn sweep_configs(defaults: &RuleConfig) -> Vec<RuleConfig> {
     let mut configs = Vec::new();
     for &threshold in THRESHOLDS {
@@ -329,12 +331,19 @@ fn sweep_configs(defaults: &RuleConfig) -> Vec<RuleConfig> {
                 ..defaults.clone()
             });
         }
-        for &containment in CONTAINMENTS {
-            let cfg = RuleConfig {
+        let varied = CONTAINMENTS
+            .iter()
+            .map(|&containment| RuleConfig {
                 threshold,
                 containment,
                 ..defaults.clone()
-            };
+            })
+            .chain(MIN_SHINGLES.iter().map(|&min_shingles| RuleConfig {
+                threshold,
+                min_shingles,
+                ..defaults.clone()
+            }));
+        for cfg in varied {
             if !configs.contains(&cfg) {
                 configs.push(cfg);
             }
@@ -1109,6 +1118,7 @@ fn sweep_row(cfg: &RuleConfig, pairs: &[Pair], verdicts: &[bool]) -> SweepRow {
     SweepRow {
         threshold: cfg.threshold,
         floor: cfg.floor,
+        min_shingles: cfg.min_shingles,
         containment: cfg.containment,
         recall: tp as f64 / positives.max(1) as f64,
         precision: if tp + fp == 0 {
@@ -1174,11 +1184,12 @@ fn markdown(c: &Calibration) -> String {
     let mut md = String::new();
     let pct = |x: f64| format!("{:.1}", 100.0 * x);
     md.push_str(&format!(
-        "# Calibration\n\nCorpora: {}. Defaults: threshold {}, containment {}, floor {}, k {}, {} bands x {} rows.\n\n",
+        "# Calibration\n\nCorpora: {}. Defaults: threshold {}, containment {}, floor {}, min shingles {}, k {}, {} bands x {} rows.\n\n",
         c.corpora.join(", "),
         c.config.threshold,
         c.config.containment,
         c.config.floor,
+        c.config.min_shingles,
         c.config.k,
         c.config.bands,
         c.config.rows()
@@ -1236,19 +1247,20 @@ fn markdown(c: &Calibration) -> String {
         ));
     }
     md.push_str(
-        "\n## Sweep (all languages)\n\n| threshold | floor | containment | recall | precision |",
+        "\n## Sweep (all languages)\n\n| threshold | floor | min shingles | containment | recall | precision |",
     );
     for kind in KINDS {
         md.push_str(&format!(" {kind} |"));
     }
-    md.push_str("\n|---|---|---|---|---|");
+    md.push_str("\n|---|---|---|---|---|---|");
     md.push_str(&"---|".repeat(KINDS.len()));
     md.push('\n');
     for row in &c.sweep {
         md.push_str(&format!(
-            "| {:.2} | {} | {:.2} | {} | {} |",
+            "| {:.2} | {} | {} | {:.2} | {} | {} |",
             row.threshold,
             row.floor,
+            row.min_shingles,
             row.containment,
             pct(row.recall),
             pct(row.precision)
@@ -1321,7 +1333,11 @@ where
         let points: Vec<(f64, f64)> = c
             .sweep
             .iter()
-            .filter(|r| r.floor == *floor && r.containment == c.config.containment)
+            .filter(|r| {
+                r.floor == *floor
+                    && r.containment == c.config.containment
+                    && r.min_shingles == c.config.min_shingles
+            })
             .map(|r| (r.recall, r.precision))
             .collect();
         chart

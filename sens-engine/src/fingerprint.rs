@@ -257,7 +257,7 @@ impl NearRule {
         Self {
             threshold: cfg.threshold,
             containment: cfg.containment,
-            min_contained: cfg.floor / 2,
+            min_contained: cfg.min_shingles,
         }
     }
 

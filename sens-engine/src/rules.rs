@@ -82,7 +82,7 @@ pub fn unjudged_finding(path: &str, why: &OverBudget) -> Finding {
 /// is, however repetitive its body (a run of field assignments).
 fn is_trivial(unit: &UnitData, kind: CopyKind, cfg: &RuleConfig) -> bool {
     let whole_copy = unit.kind != UnitKind::Window && kind != CopyKind::Near;
-    !whole_copy && unit.shingles.len() < cfg.floor / 2
+    !whole_copy && unit.shingles.len() < cfg.min_shingles
 }
 
 /// The match to report: the strongest kind, then the highest similarity, then
