@@ -7,12 +7,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
+use sens_bench::exec::{self, CommandLine, Status};
 use sens_bench::measure::loc::{count_probes, lines_of_code};
 use sens_bench::record::{RunStatus, read_records};
 use sens_bench::spec::files::FileSet;
 use sens_bench::spec::sequence::{Sequence, load_sequence};
 use sens_bench::workspace::git::apply_patch;
+use sens_bench::workspace::hidden::{copy_hidden, remove_hidden};
 use sens_engine::ignores::Ignores;
 
 const SEQUENCES: [&str; 2] = ["cuentas", "horas"];
@@ -47,16 +50,36 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// A copy of the sequence's last reference state: the start with every step's
-/// reference patch applied.
-fn final_reference_state(sequence: &Sequence) -> tempfile::TempDir {
+/// A copy of reference state `state`: the start with the first `state` steps'
+/// reference patches applied.
+fn reference_state(sequence: &Sequence, state: usize) -> tempfile::TempDir {
     let copy = tempfile::tempdir().expect("temp dir");
     copy_tree(&sequence.start, copy.path());
     git2::Repository::init(copy.path()).expect("git init");
-    for step in &sequence.steps {
+    for step in &sequence.steps[..state] {
         apply_patch(copy.path(), &step.reference).expect("the reference applies");
     }
     copy
+}
+
+/// A copy of the sequence's last reference state.
+fn final_reference_state(sequence: &Sequence) -> tempfile::TempDir {
+    reference_state(sequence, sequence.steps.len())
+}
+
+/// Runs one of a sequence's command lines in `dir` as the validator does, its
+/// output into `log`; its status and that output.
+fn run_line(line: &str, dir: &Path, log: &Path) -> (Status, String) {
+    let outcome = exec::run(&CommandLine {
+        line,
+        dir,
+        env: &[],
+        timeout: Duration::from_secs(1800),
+        log,
+    })
+    .expect("the command runs");
+    let text = std::fs::read_to_string(log).expect("the log");
+    (outcome.status, text)
 }
 
 /// The ignore rules of a folder measured outside a run.
@@ -130,6 +153,69 @@ fn a_second_implementation_beside_the_first_raises_every_probe() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// cuentas' hidden command runs every test file in one process and its harness
+/// runs a build of the program instead of tsx (README "Running the hidden tests"):
+/// state 29 still fails step 30's tests and only those, and on state 30 a program
+/// that checks it runs as tsx runs it passes, whether it is built (it checks its
+/// command line and `process.argv[1]`) or must run through tsx (it reads
+/// `import.meta.url`).
+#[test]
+fn cuentas_hidden_tests_fail_on_the_step_they_test_and_run_the_program_as_tsx_does() {
+    let sequence = sequence("cuentas");
+    let (last, earlier) = sequence.steps.split_last().expect("steps");
+    let copy = reference_state(&sequence, earlier.len());
+    let root = copy.path();
+    let logs = tempfile::tempdir().expect("temp dir");
+    let log_file = logs.path().join("command.log");
+    for step in &sequence.steps {
+        copy_hidden(&step.hidden, root).expect("hidden files copied");
+    }
+    let setup = sequence.commands.setup().expect("cuentas has a set-up");
+    let (status, output) = run_line(setup, root, &log_file);
+    assert!(status.passed(), "set-up: {output}");
+    let hidden = &sequence.commands.hidden;
+    let (status, output) = run_line(hidden, root, &log_file);
+    assert!(status.failed(), "state 29 fails step 30's tests: {output}");
+    let failing: Vec<&str> = output
+        .lines()
+        .filter(|l| l.starts_with("not ok "))
+        .collect();
+    assert!(!failing.is_empty(), "{output}");
+    assert!(
+        failing.iter().all(|line| line.contains(" - step 30: ")),
+        "only step 30's tests fail: {failing:?}"
+    );
+
+    apply_patch(root, &last.reference).expect("the reference applies");
+    // Step 01's tests alone suffice to run the program each way.
+    for step in &sequence.steps[1..] {
+        remove_hidden(&step.hidden, root).expect("hidden files removed");
+    }
+    copy_hidden(&sequence.steps[0].hidden, root).expect("its harness copied back");
+    let cli = root.join("src/cli.ts");
+    let program = std::fs::read_to_string(&cli).expect("cli.ts");
+    for (check, how) in [
+        (
+            r#"
+import { readFileSync as readOwn } from "node:fs";
+const ownCommandLine = readOwn("/proc/self/cmdline", "utf8");
+if (ownCommandLine.includes("--import") || !process.argv[1].endsWith("/src/cli.ts")) process.exitCode = 3;
+"#,
+            "built, with tsx's argv[1]",
+        ),
+        (
+            r#"
+if (!import.meta.url.endsWith("/src/cli.ts")) process.exitCode = 3;
+"#,
+            "through tsx",
+        ),
+    ] {
+        std::fs::write(&cli, format!("{program}{check}")).expect("cli.ts written");
+        let (status, output) = run_line(hidden, root, &log_file);
+        assert!(status.passed(), "the program runs {how}: {output}");
+    }
 }
 
 #[test]
