@@ -367,6 +367,9 @@ pub struct ClaudeSession {
     events: mpsc::UnboundedReceiver<Event>,
     reader: Option<JoinHandle<()>>,
     stderr: Arc<Mutex<String>>,
+    /// Ends when the CLI's stderr closes: a crash report waits for it, so it
+    /// quotes what the CLI wrote last.
+    stderr_reader: Option<JoinHandle<()>>,
     handler_failure: Arc<Mutex<Option<String>>>,
     /// Callbacks the handler has not finished (see [`HookQueue`]).
     hooks_in_flight: Arc<watch::Sender<usize>>,
@@ -451,7 +454,7 @@ impl ClaudeSession {
         let log = tokio::fs::File::create(&stderr_log)
             .await
             .with_context(|| format!("cannot create {}", stderr_log.display()))?;
-        tokio::spawn(keep_stderr(stderr_pipe, Arc::clone(&stderr), log));
+        let stderr_reader = tokio::spawn(keep_stderr(stderr_pipe, Arc::clone(&stderr), log));
 
         let registrations = handler
             .as_ref()
@@ -491,6 +494,7 @@ impl ClaudeSession {
             events,
             reader: Some(reader),
             stderr,
+            stderr_reader: Some(stderr_reader),
             handler_failure,
             hooks_in_flight,
             cumulative: Cumulative::default(),
@@ -651,6 +655,11 @@ impl ClaudeSession {
             Err(_) => "still running after its output closed".to_string(),
         };
         self.kill().await;
+        // The group is dead, so its stderr closes; the grace bounds a pipe held
+        // open by a process that escaped the group.
+        if let Some(reader) = self.stderr_reader.take() {
+            let _ = tokio::time::timeout(EXIT_GRACE, reader).await;
+        }
         let stderr = lock(&self.stderr).clone();
         AgentError::CliCrashed { status, stderr }
     }
