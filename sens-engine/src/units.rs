@@ -26,7 +26,9 @@ pub const WINDOW: usize = 4;
 /// statement of new structure lowers its Jaccard a lot.
 pub const LEAVE_OUT_MIN: f64 = 0.2;
 /// ... and at most this share of the unit's tokens: the rest of a longer one is
-/// mostly under half the unit, which containment refuses (`NearRule`).
+/// mostly too small for containment (`NearRule`: the new unit at most half again
+/// the existing one's shingles). Tokens repeat shingles, so a statement of half
+/// the tokens often adds only a third of the shingles.
 pub const LEAVE_OUT_MAX: f64 = 0.5;
 /// Bands per left-out statement (of the index's 20): leaving out exactly the
 /// inserted statement gives the original's tokens back, so every band matches
