@@ -46,7 +46,7 @@ impl Default for RuleConfig {
             // get one 8 % of the time (24 x 5: 22 %, four times the lookup cost).
             threshold: 0.70,
             // One inserted statement breaks k - 1 shingles of the existing unit,
-            // so a unit of 40 shingles (the smallest judged contained) keeps 95 %.
+            // so a unit of 32 shingles (the smallest judged contained) keeps 94 %.
             containment: 0.90,
             floor: 80,
             // Calibrated (README): 32 keeps one statement inserted into a short
