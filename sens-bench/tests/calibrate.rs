@@ -1,7 +1,7 @@
 //! `calibrate` on the small fixture corpus: every mutation kind is built, and
 //! the rates are counts of verdicts over the labelled pairs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use sens_bench::calibrate::{CalibrateArgs, KINDS, calibrate, parse_formatter};
 
@@ -10,12 +10,12 @@ fn fixture_corpus() -> Vec<PathBuf> {
     vec![root.join("ledger"), root.join("shapes")]
 }
 
-#[test]
-fn calibrate_builds_every_kind_and_counts_against_the_labels() {
-    let dir = tempfile::tempdir().unwrap();
-    let args = CalibrateArgs {
+/// The fixture corpus with 40 functions per language of 60-600 tokens, seed 7,
+/// written to `out`.
+fn fixture_args(out: &Path) -> CalibrateArgs {
+    CalibrateArgs {
         corpus: fixture_corpus(),
-        out: dir.path().to_path_buf(),
+        out: out.to_path_buf(),
         per_language: 40,
         unrelated: 10,
         min_tokens: 60,
@@ -23,7 +23,13 @@ fn calibrate_builds_every_kind_and_counts_against_the_labels() {
         seed: 7,
         formatters: Vec::new(),
         misses: None,
-    };
+    }
+}
+
+#[test]
+fn calibrate_builds_every_kind_and_counts_against_the_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = fixture_args(dir.path());
     let c = calibrate(&args).unwrap();
     for kind in KINDS {
         let all = c
@@ -66,14 +72,7 @@ fn calibrate_builds_every_kind_and_counts_against_the_labels() {
 fn a_missing_corpus_folder_is_named() {
     let args = CalibrateArgs {
         corpus: vec![PathBuf::from("/nonexistent/calibration-corpus")],
-        out: PathBuf::from("/tmp/unused"),
-        per_language: 40,
-        unrelated: 10,
-        min_tokens: 80,
-        max_tokens: 600,
-        seed: 1,
-        formatters: Vec::new(),
-        misses: None,
+        ..fixture_args(Path::new("/tmp/unused"))
     };
     let err = format!("{:#}", calibrate(&args).unwrap_err());
     assert!(err.contains("/nonexistent/calibration-corpus"), "{err}");
@@ -86,13 +85,7 @@ fn calibrate_measures_each_given_formatter_setting() {
     let dir = tempfile::tempdir().unwrap();
     let setting = "rustfmt --edition 2021 --config max_width=30,hard_tabs=true";
     let args = CalibrateArgs {
-        corpus: fixture_corpus(),
-        out: dir.path().to_path_buf(),
-        per_language: 40,
         unrelated: 1,
-        min_tokens: 60,
-        max_tokens: 600,
-        seed: 7,
         formatters: [
             format!("rust={setting}"),
             "python=no-such-formatter --fast -".to_string(),
@@ -100,7 +93,7 @@ fn calibrate_measures_each_given_formatter_setting() {
         .iter()
         .map(|f| parse_formatter(f).unwrap())
         .collect(),
-        misses: None,
+        ..fixture_args(dir.path())
     };
     let c = calibrate(&args).unwrap();
     assert!(
