@@ -327,6 +327,14 @@ fn wait_until_group_ended(pgid: i32) {
     }
 }
 
+/// The parent of a live process, from its `/proc` stat line.
+fn parent_pid(pid: libc::pid_t) -> libc::pid_t {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command name: state, parent pid.
+    let (_, rest) = stat.rsplit_once(") ").unwrap();
+    rest.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
 fn group_running(pgid: i32) -> bool {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return false;
@@ -1246,12 +1254,19 @@ fn a_sigkilled_runs_copy_and_home_are_removed_by_the_next_run_of_the_batch() {
         .trim()
         .parse()
         .unwrap();
-    // SAFETY: getpgid and kill only read and signal the process group we started.
-    let group = unsafe { libc::getpgid(agent_pid) };
-    // SAFETY: as above.
-    unsafe { libc::kill(-group, libc::SIGKILL) };
+    // The Bash tool may run in a group of its own: end the CLI's group (its
+    // parent's) too, or the orphaned CLI goes on writing into its HOME and copy.
+    let cli_pid = parent_pid(agent_pid);
+    // SAFETY: getpgid and kill only read and signal the process groups we started.
+    let groups = unsafe { [libc::getpgid(agent_pid), libc::getpgid(cli_pid)] };
+    for group in groups {
+        // SAFETY: as above.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+    }
     // A killed process may still be writing into the folders until it has ended.
-    wait_until_group_ended(group);
+    for group in groups {
+        wait_until_group_ended(group);
+    }
     let listed = std::fs::read_to_string(out.join("temporary.list")).unwrap();
     let left: Vec<PathBuf> = listed.lines().map(PathBuf::from).collect();
     assert_eq!(left.len(), 2, "the copy and the HOME: {listed}");
