@@ -262,7 +262,10 @@ impl NearRule {
         }
     }
 
-    fn contains(&self, new: usize, existing: usize, whole: bool) -> bool {
+    /// Whether containment may judge the pair at all: whole units, an existing
+    /// unit of `min_contained` shingles or more, the new one at most half again
+    /// its size.
+    pub fn contains(&self, new: usize, existing: usize, whole: bool) -> bool {
         whole && existing >= self.min_contained.max(1) && 2 * new <= 3 * existing
     }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use sens_engine::config::RuleConfig;
 use sens_engine::dupes;
-use sens_engine::fingerprint;
+use sens_engine::fingerprint::{self, NearRule};
 use sens_engine::index::{CopyKind, Index};
 use sens_engine::units::{LEAVE_OUT_BANDS, UnitKind};
 
@@ -235,7 +235,12 @@ fn a_long_statement_inserted_into_a_short_function_is_a_near_copy_by_leaving_it_
                     common as f64 / (copy.shingles.len() + original.shingles.len() - common) as f64;
                 // Over the threshold the whole-unit bands find it; more than half
                 // again the original's size, containment refuses it.
-                if jaccard >= cfg.threshold || 2 * copy.shingles.len() > 3 * original.shingles.len()
+                if jaccard >= cfg.threshold
+                    || !NearRule::new(&cfg).contains(
+                        copy.shingles.len(),
+                        original.shingles.len(),
+                        true,
+                    )
                 {
                     continue;
                 }

@@ -25,6 +25,7 @@
 use std::path::PathBuf;
 
 use sens_engine::config::RuleConfig;
+use sens_engine::fingerprint::NearRule;
 use sens_engine::index::{CopyKind, Index};
 use sens_engine::rules::copy_findings;
 use sens_engine::units::UnitKind;
@@ -179,7 +180,7 @@ fn near_verdict(cfg: &RuleConfig, copy: &str) -> (bool, bool) {
     let new = function(&parsed);
     let candidate = old.bands.iter().zip(new.bands.iter()).any(|(a, b)| a == b)
         || new.leave_one_out.iter().any(|key| old.bands.contains(key));
-    let admitted = 2 * new.shingles.len() <= 3 * old.shingles.len();
+    let admitted = NearRule::new(cfg).contains(new.shingles.len(), old.shingles.len(), true);
     let denied = copy_findings(&index, "src/new.rs", copy, &parsed, &[])
         .iter()
         .any(|f| f.blocks && f.rule == "copy.near");
