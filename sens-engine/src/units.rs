@@ -375,6 +375,9 @@ fn walk<'s>(lang: &Lang, source: &'s str, tree: &Tree, focus: Option<&Range<usiz
     // down from the root each time.
     let mut first_child = true;
     let mut ahead = root.walk();
+    // Per depth of the path, the children of its parent visited so far (the
+    // path's node last): what `Node::prev_named_sibling` would search for.
+    let mut visited: Vec<Vec<Node>> = vec![Vec::new()];
     // The path from the root to the current node: `Node::parent` searches from
     // the root each time, this is free.
     let mut ancestors: Vec<Node> = Vec::new();
@@ -387,6 +390,7 @@ fn walk<'s>(lang: &Lang, source: &'s str, tree: &Tree, focus: Option<&Range<usiz
         let node = cursor.node();
         ancestors.truncate(depth);
         ancestors.push(node);
+        visited[depth].push(node);
         let flags = lang.flags(node.kind_id());
         let parent_is_block = frames
             .last()
@@ -470,13 +474,21 @@ fn walk<'s>(lang: &Lang, source: &'s str, tree: &Tree, focus: Option<&Range<usiz
         if !skip && !atomic && cursor.goto_first_child() {
             depth += 1;
             first_child = true;
+            match visited.get_mut(depth) {
+                Some(children) => children.clear(),
+                None => visited.push(Vec::new()),
+            }
             continue;
         }
         first_child = false;
         // The current node is done; close it and every ancestor that has no
         // next sibling.
         loop {
-            close_frame(&mut frames, &ancestors, depth, &tokens, &mut found, &doc);
+            let path = Path {
+                ancestors: &ancestors,
+                visited: &visited,
+            };
+            close_frame(&mut frames, &path, depth, &tokens, &mut found, &doc);
             if cursor.goto_next_sibling() {
                 break;
             }
@@ -630,6 +642,22 @@ fn is_bracket(kind: &str) -> bool {
     matches!(kind, "(" | ")" | "[" | "]" | "{" | "}" | "<" | ">")
 }
 
+/// The walk's path from the root to the current node.
+struct Path<'p, 't> {
+    /// The nodes of the path by depth (entries past the current depth stale).
+    ancestors: &'p [Node<'t>],
+    visited: &'p [Vec<Node<'t>>],
+}
+
+impl<'t> Path<'_, 't> {
+    /// The named siblings before the path's node at `depth`, nearest first.
+    fn earlier_named(&self, depth: usize) -> impl Iterator<Item = Node<'t>> + '_ {
+        let visited = self.visited.get(depth).map_or(&[][..], Vec::as_slice);
+        let before = visited.split_last().map_or(&[][..], |(_, before)| before);
+        before.iter().rev().copied().filter(|n| n.is_named())
+    }
+}
+
 /// The file being extracted.
 struct Doc<'a> {
     lang: &'a Lang,
@@ -639,7 +667,7 @@ struct Doc<'a> {
 
 fn close_frame(
     frames: &mut Vec<Frame>,
-    ancestors: &[Node],
+    path: &Path,
     depth: usize,
     tokens: &[Token],
     found: &mut Found,
@@ -661,10 +689,18 @@ fn close_frame(
     if let Some(kind) = frame.unit
         && in_focus(focus, bytes.start, bytes.end)
     {
-        let above = &ancestors[..frame.depth.min(ancestors.len())];
+        let above = &path.ancestors[..frame.depth.min(path.ancestors.len())];
         let name = unit_name(frame.node, above, source);
         let signature = signature(frame.node, lang, source);
-        let facts = facts(frame.node, above, frames, lang, source, &name, &signature);
+        let facts = facts(
+            frame.node,
+            path,
+            frame.depth,
+            frames,
+            doc,
+            &name,
+            &signature,
+        );
         found.raw.push(RawUnit {
             kind,
             name,
@@ -682,7 +718,7 @@ fn close_frame(
         let (owner_name, owner_signature) = owner.map_or_else(
             || ("<top level>".to_string(), String::new()),
             |f| {
-                let above = &ancestors[..f.depth.min(ancestors.len())];
+                let above = &path.ancestors[..f.depth.min(path.ancestors.len())];
                 (
                     unit_name(f.node, above, source),
                     signature(f.node, lang, source),
@@ -726,15 +762,18 @@ fn line_of(row: usize) -> u32 {
     u32::try_from(row + 1).unwrap_or(u32::MAX)
 }
 
+/// The facts of the unit `node`, the path's node at `depth`.
 fn facts(
     node: Node,
-    ancestors: &[Node],
+    path: &Path,
+    depth: usize,
     frames: &[Frame],
-    lang: &Lang,
-    source: &str,
+    doc: &Doc,
     name: &str,
     signature: &str,
 ) -> UnitFacts {
+    let (lang, source) = (doc.lang, doc.source);
+    let ancestors = &path.ancestors[..depth.min(path.ancestors.len())];
     let text = |n: Node| collapse(&source[n.byte_range()]);
     let is_comment = |n: Node| lang.flags(n.kind_id()).contains(KindFlags::COMMENT);
     let is_decoration = |n: Node| {
@@ -745,10 +784,10 @@ fn facts(
     let mut doc = Vec::new();
     // Attributes and doc comments stand right before the unit, in any order; before
     // `export function f` or `const f = () => ...` they stand before the statement.
-    let anchor = declaration_statement(ancestors).unwrap_or(node);
+    let anchor_depth = declaration_statement(ancestors).unwrap_or(depth);
+    let anchor = ancestors.get(anchor_depth).copied().unwrap_or(node);
     let mut next_row = anchor.start_position().row;
-    let mut prev = anchor.prev_named_sibling();
-    while let Some(p) = prev {
+    for p in path.earlier_named(anchor_depth) {
         if p.end_position().row + 1 < next_row {
             break;
         }
@@ -761,7 +800,6 @@ fn facts(
             break;
         }
         next_row = p.start_position().row;
-        prev = p.prev_named_sibling();
     }
     // Python: `@decorator` lines wrap the definition.
     if let Some(parent) = ancestors.last()
@@ -791,7 +829,8 @@ fn facts(
         exported: signature.starts_with("pub ")
             || signature.starts_with("public ")
             || signature.contains(" public ")
-            || declaration_statement(ancestors).is_some_and(|n| n.kind() == "export_statement")
+            || declaration_statement(ancestors)
+                .is_some_and(|d| ancestors[d].kind() == "export_statement")
             || (lang.name() == "go" && name.starts_with(|c: char| c.is_uppercase())),
         implements: in_trait_impl
             || signature.split_whitespace().any(|w| w == "override")
@@ -799,20 +838,21 @@ fn facts(
         decorators,
         doc,
         callback: callback_of(ancestors).is_some(),
-        in_test_module: ancestors.iter().any(|a| is_test_module(*a, source)),
+        in_test_module: (0..ancestors.len()).any(|d| is_test_module(path, d, source)),
         terms: Terms::default(),
     }
 }
 
 /// JS/TS: the statement that declares the unit, `export function f`, `export const
 /// f = () => ...`, `export class C` or `const f = () => ...`: the outermost of the
-/// export statement and the variable declaration around the unit.
-fn declaration_statement<'t>(ancestors: &[Node<'t>]) -> Option<Node<'t>> {
+/// export statement and the variable declaration around the unit, by its index
+/// in `ancestors`.
+fn declaration_statement(ancestors: &[Node]) -> Option<usize> {
     let mut outer = None;
-    for n in ancestors.iter().rev().take(3) {
+    for (i, n) in ancestors.iter().enumerate().rev().take(3) {
         match n.kind() {
-            "export_statement" => return Some(*n),
-            "lexical_declaration" | "variable_declaration" => outer = Some(*n),
+            "export_statement" => return Some(i),
+            "lexical_declaration" | "variable_declaration" => outer = Some(i),
             "variable_declarator" => {}
             _ => break,
         }
@@ -829,11 +869,12 @@ fn is_overload_signature(node: Node) -> bool {
     declaration.is_some_and(|d| d.kind() == "function_signature")
 }
 
-/// A Rust module under `#[cfg(test)]`.
-fn is_test_module(node: Node, source: &str) -> bool {
-    node.kind() == "mod_item"
-        && node
-            .prev_named_sibling()
+/// Whether the path's node at `depth` is a Rust module under `#[cfg(test)]`.
+fn is_test_module(path: &Path, depth: usize, source: &str) -> bool {
+    path.ancestors[depth].kind() == "mod_item"
+        && path
+            .earlier_named(depth)
+            .next()
             .filter(|p| p.kind() == "attribute_item")
             .is_some_and(|p| {
                 source[p.byte_range()]
