@@ -136,6 +136,31 @@ mod tests {
     use crate::words::word_hash;
 
     #[test]
+    fn body_words_split_once_equal_each_texts_own_words() -> anyhow::Result<()> {
+        let corpus = crate::units::test_corpus()?;
+        for (path, source) in &corpus {
+            // Every other whitespace-separated piece a token: texts repeat,
+            // token indices have gaps.
+            let texts: Vec<(usize, &str)> = source
+                .split_whitespace()
+                .enumerate()
+                .map(|(i, t)| (2 * i, t))
+                .collect();
+            let body = BodyWords::new(&texts);
+            let end = 2 * texts.len();
+            for range in [0..end, end / 3..end / 2 + 1, 1..2, end..end] {
+                let mut expected = Vec::new();
+                for &(_, text) in texts.iter().filter(|(i, _)| range.contains(i)) {
+                    word_hashes(text, &mut expected);
+                }
+                let got: Vec<u64> = body.within(range.clone()).collect();
+                assert_eq!(got, expected, "{path} {range:?}");
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
     fn words_are_counted_per_field() {
         let body = BodyWords::new(&[(0, "cents"), (2, "\"EUR\""), (3, "cents"), (5, "other")]);
         let terms = Terms::new(
