@@ -119,16 +119,28 @@ pub fn renamed_hash(tokens: &[Token]) -> u64 {
 /// match between two units of 600 shingles has odds under 1 in 10,000, while
 /// half the bytes halve what a copy lookup reads.
 pub fn shingles(tokens: &[Token], k: usize) -> Vec<u32> {
+    shingle_set(&window_hashes(tokens, k))
+}
+
+/// The shingle of every k-token window of `tokens`, by start position: a unit's
+/// shingles are the set of the windows inside it, so a file's windows are hashed
+/// once for all its nested and overlapping units.
+pub fn window_hashes(tokens: &[Token], k: usize) -> Vec<u32> {
     if k == 0 || tokens.len() < k {
         return Vec::new();
     }
-    let mut set: Vec<u32> = tokens
+    tokens
         .windows(k)
         .map(|w| {
             let h = sequence_hash(w.iter().map(|t| t.norm));
             (h ^ (h >> 32)) as u32
         })
-        .collect();
+        .collect()
+}
+
+/// Window shingles as a sorted, deduplicated set.
+pub fn shingle_set(windows: &[u32]) -> Vec<u32> {
+    let mut set = windows.to_vec();
     set.sort_unstable();
     set.dedup();
     set

@@ -8,12 +8,12 @@ use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tree_sitter::{InputEdit, Node, ParseOptions, Parser, Point, Tree};
+use tree_sitter::{InputEdit, Node, ParseOptions, Parser, Point, Tree, TreeCursor};
 
 use crate::config::RuleConfig;
 use crate::fingerprint::{self, MinHasher, NearRule, Token, TokenClass};
 use crate::lang::{KindFlags, Lang};
-use crate::terms::Terms;
+use crate::terms::{BodyWords, Terms};
 
 /// Statements per window.
 pub const WINDOW: usize = 4;
@@ -346,18 +346,38 @@ pub fn extract(
     fp: &Fingerprinter,
     focus: Option<Range<usize>>,
 ) -> ParsedFile {
-    let focus = focus.as_ref();
+    let walked = walk(lang, source, tree, focus.as_ref());
+    finish(lang, walked, tree.root_node().has_error(), fp)
+}
+
+/// What the walk of one file's tree collects.
+struct Walked<'s> {
+    tokens: Vec<Token>,
+    /// Texts of identifier and string tokens by token index: the body words of
+    /// the suggestions.
+    words: Vec<(usize, &'s str)>,
+    idents: FxHashMap<&'s str, u32>,
+    found: Found,
+}
+
+fn walk<'s>(lang: &Lang, source: &'s str, tree: &Tree, focus: Option<&Range<usize>>) -> Walked<'s> {
     let root = tree.root_node();
     let mut tokens: Vec<Token> = Vec::new();
     let mut idents: FxHashMap<&str, u32> = FxHashMap::default();
-    // Texts of identifier and string tokens by token index: the body words of
-    // the suggestions.
     let mut words: Vec<(usize, &str)> = Vec::new();
     let mut found = Found::default();
     let mut frames: Vec<Frame> = Vec::new();
     // Names of enclosing named units, for window names.
     let mut cursor = root.walk();
     let mut depth = 0usize;
+    // Whether the current node is its parent's first child, and a cursor to
+    // look at its next sibling: `Node::prev_sibling` and `next_sibling` search
+    // down from the root each time.
+    let mut first_child = true;
+    let mut ahead = root.walk();
+    // Per depth of the path, the children of its parent visited so far (the
+    // path's node last): what `Node::prev_named_sibling` would search for.
+    let mut visited: Vec<Vec<Node>> = vec![Vec::new()];
     // The path from the root to the current node: `Node::parent` searches from
     // the root each time, this is free.
     let mut ancestors: Vec<Node> = Vec::new();
@@ -370,6 +390,7 @@ pub fn extract(
         let node = cursor.node();
         ancestors.truncate(depth);
         ancestors.push(node);
+        visited[depth].push(node);
         let flags = lang.flags(node.kind_id());
         let parent_is_block = frames
             .last()
@@ -409,7 +430,12 @@ pub fn extract(
                 stmts: Vec::new(),
             });
         }
-        if !skip && atomic && !is_layout(node, flags, &ancestors[..depth], lang) {
+        let siblings = Siblings {
+            first: first_child,
+            cursor: &cursor,
+            ahead: &mut ahead,
+        };
+        if !skip && atomic && !is_layout(node, flags, &ancestors[..depth], lang, siblings) {
             let text = &source[node.byte_range()];
             if !text.trim().is_empty() {
                 let class = if flags.contains(KindFlags::IDENTIFIER) {
@@ -447,17 +473,32 @@ pub fn extract(
         }
         if !skip && !atomic && cursor.goto_first_child() {
             depth += 1;
+            first_child = true;
+            match visited.get_mut(depth) {
+                Some(children) => children.clear(),
+                None => visited.push(Vec::new()),
+            }
             continue;
         }
+        first_child = false;
         // The current node is done; close it and every ancestor that has no
         // next sibling.
         loop {
-            close_frame(&mut frames, &ancestors, depth, &tokens, &mut found, &doc);
+            let path = Path {
+                ancestors: &ancestors,
+                visited: &visited,
+            };
+            close_frame(&mut frames, &path, depth, &tokens, &mut found, &doc);
             if cursor.goto_next_sibling() {
                 break;
             }
             if !cursor.goto_parent() {
-                return finish(lang, found, &tokens, &words, idents, root.has_error(), fp);
+                return Walked {
+                    tokens,
+                    words,
+                    idents,
+                    found,
+                };
             }
             depth -= 1;
         }
@@ -469,13 +510,19 @@ pub fn extract(
 /// node, a delimiter of a grouping node, a bracket of a tuple where it may
 /// stand bare, or a brace of a block holding one statement. `above` is the
 /// path from the root to the node's parent.
-fn is_layout(node: Node, flags: KindFlags, above: &[Node], lang: &Lang) -> bool {
+fn is_layout(
+    node: Node,
+    flags: KindFlags,
+    above: &[Node],
+    lang: &Lang,
+    mut siblings: Siblings,
+) -> bool {
     if flags.contains(KindFlags::TERMINATOR) {
         return true;
     }
     if flags.contains(KindFlags::SEPARATOR) {
-        return node
-            .next_sibling()
+        return siblings
+            .next()
             .is_none_or(|next| !next.is_named() && is_bracket(next.kind()));
     }
     if node.is_named() {
@@ -486,18 +533,35 @@ fn is_layout(node: Node, flags: KindFlags, above: &[Node], lang: &Lang) -> bool 
         return false;
     };
     let flags = parent_flags(parent);
-    if flags.contains(KindFlags::LEADING) && node.prev_sibling().is_none() {
+    if flags.contains(KindFlags::LEADING) && siblings.first {
         return true;
     }
     // A grouping node's delimiters, whatever they are: `(` `)`, and in Bash
     // `$(` `)` or the backquotes shfmt rewrites into them.
     if flags.contains(KindFlags::GROUPING) {
-        return node.prev_sibling().is_none() || node.next_sibling().is_none();
+        return siblings.first || siblings.next().is_none();
     }
     is_bracket(node.kind())
         && ((flags.contains(KindFlags::BRACES) && holds_one_statement(*parent, lang))
             || (flags.contains(KindFlags::TUPLE)
                 && parent_flags(grandparent).contains(KindFlags::BARE_TUPLE_PLACE)))
+}
+
+/// The current node's siblings, as the walk knows them.
+struct Siblings<'c, 't> {
+    /// The node is its parent's first child.
+    first: bool,
+    /// The walk's cursor, at the node.
+    cursor: &'c TreeCursor<'t>,
+    /// Scratch cursor, moved to the node's next sibling.
+    ahead: &'c mut TreeCursor<'t>,
+}
+
+impl<'t> Siblings<'_, 't> {
+    fn next(&mut self) -> Option<Node<'t>> {
+        self.ahead.reset_to(self.cursor);
+        self.ahead.goto_next_sibling().then(|| self.ahead.node())
+    }
 }
 
 /// A multi-line string without the whitespace around its lines: a formatter
@@ -578,6 +642,22 @@ fn is_bracket(kind: &str) -> bool {
     matches!(kind, "(" | ")" | "[" | "]" | "{" | "}" | "<" | ">")
 }
 
+/// The walk's path from the root to the current node.
+struct Path<'p, 't> {
+    /// The nodes of the path by depth (entries past the current depth stale).
+    ancestors: &'p [Node<'t>],
+    visited: &'p [Vec<Node<'t>>],
+}
+
+impl<'t> Path<'_, 't> {
+    /// The named siblings before the path's node at `depth`, nearest first.
+    fn earlier_named(&self, depth: usize) -> impl Iterator<Item = Node<'t>> + '_ {
+        let visited = self.visited.get(depth).map_or(&[][..], Vec::as_slice);
+        let before = visited.split_last().map_or(&[][..], |(_, before)| before);
+        before.iter().rev().copied().filter(|n| n.is_named())
+    }
+}
+
 /// The file being extracted.
 struct Doc<'a> {
     lang: &'a Lang,
@@ -587,7 +667,7 @@ struct Doc<'a> {
 
 fn close_frame(
     frames: &mut Vec<Frame>,
-    ancestors: &[Node],
+    path: &Path,
     depth: usize,
     tokens: &[Token],
     found: &mut Found,
@@ -609,10 +689,18 @@ fn close_frame(
     if let Some(kind) = frame.unit
         && in_focus(focus, bytes.start, bytes.end)
     {
-        let above = &ancestors[..frame.depth.min(ancestors.len())];
+        let above = &path.ancestors[..frame.depth.min(path.ancestors.len())];
         let name = unit_name(frame.node, above, source);
         let signature = signature(frame.node, lang, source);
-        let facts = facts(frame.node, above, frames, lang, source, &name, &signature);
+        let facts = facts(
+            frame.node,
+            path,
+            frame.depth,
+            frames,
+            doc,
+            &name,
+            &signature,
+        );
         found.raw.push(RawUnit {
             kind,
             name,
@@ -630,7 +718,7 @@ fn close_frame(
         let (owner_name, owner_signature) = owner.map_or_else(
             || ("<top level>".to_string(), String::new()),
             |f| {
-                let above = &ancestors[..f.depth.min(ancestors.len())];
+                let above = &path.ancestors[..f.depth.min(path.ancestors.len())];
                 (
                     unit_name(f.node, above, source),
                     signature(f.node, lang, source),
@@ -674,15 +762,18 @@ fn line_of(row: usize) -> u32 {
     u32::try_from(row + 1).unwrap_or(u32::MAX)
 }
 
+/// The facts of the unit `node`, the path's node at `depth`.
 fn facts(
     node: Node,
-    ancestors: &[Node],
+    path: &Path,
+    depth: usize,
     frames: &[Frame],
-    lang: &Lang,
-    source: &str,
+    doc: &Doc,
     name: &str,
     signature: &str,
 ) -> UnitFacts {
+    let (lang, source) = (doc.lang, doc.source);
+    let ancestors = &path.ancestors[..depth.min(path.ancestors.len())];
     let text = |n: Node| collapse(&source[n.byte_range()]);
     let is_comment = |n: Node| lang.flags(n.kind_id()).contains(KindFlags::COMMENT);
     let is_decoration = |n: Node| {
@@ -693,10 +784,10 @@ fn facts(
     let mut doc = Vec::new();
     // Attributes and doc comments stand right before the unit, in any order; before
     // `export function f` or `const f = () => ...` they stand before the statement.
-    let anchor = declaration_statement(ancestors).unwrap_or(node);
+    let anchor_depth = declaration_statement(ancestors).unwrap_or(depth);
+    let anchor = ancestors.get(anchor_depth).copied().unwrap_or(node);
     let mut next_row = anchor.start_position().row;
-    let mut prev = anchor.prev_named_sibling();
-    while let Some(p) = prev {
+    for p in path.earlier_named(anchor_depth) {
         if p.end_position().row + 1 < next_row {
             break;
         }
@@ -709,7 +800,6 @@ fn facts(
             break;
         }
         next_row = p.start_position().row;
-        prev = p.prev_named_sibling();
     }
     // Python: `@decorator` lines wrap the definition.
     if let Some(parent) = ancestors.last()
@@ -739,7 +829,8 @@ fn facts(
         exported: signature.starts_with("pub ")
             || signature.starts_with("public ")
             || signature.contains(" public ")
-            || declaration_statement(ancestors).is_some_and(|n| n.kind() == "export_statement")
+            || declaration_statement(ancestors)
+                .is_some_and(|d| ancestors[d].kind() == "export_statement")
             || (lang.name() == "go" && name.starts_with(|c: char| c.is_uppercase())),
         implements: in_trait_impl
             || signature.split_whitespace().any(|w| w == "override")
@@ -747,20 +838,21 @@ fn facts(
         decorators,
         doc,
         callback: callback_of(ancestors).is_some(),
-        in_test_module: ancestors.iter().any(|a| is_test_module(*a, source)),
+        in_test_module: (0..ancestors.len()).any(|d| is_test_module(path, d, source)),
         terms: Terms::default(),
     }
 }
 
 /// JS/TS: the statement that declares the unit, `export function f`, `export const
 /// f = () => ...`, `export class C` or `const f = () => ...`: the outermost of the
-/// export statement and the variable declaration around the unit.
-fn declaration_statement<'t>(ancestors: &[Node<'t>]) -> Option<Node<'t>> {
+/// export statement and the variable declaration around the unit, by its index
+/// in `ancestors`.
+fn declaration_statement(ancestors: &[Node]) -> Option<usize> {
     let mut outer = None;
-    for n in ancestors.iter().rev().take(3) {
+    for (i, n) in ancestors.iter().enumerate().rev().take(3) {
         match n.kind() {
-            "export_statement" => return Some(*n),
-            "lexical_declaration" | "variable_declaration" => outer = Some(*n),
+            "export_statement" => return Some(i),
+            "lexical_declaration" | "variable_declaration" => outer = Some(i),
             "variable_declarator" => {}
             _ => break,
         }
@@ -777,11 +869,12 @@ fn is_overload_signature(node: Node) -> bool {
     declaration.is_some_and(|d| d.kind() == "function_signature")
 }
 
-/// A Rust module under `#[cfg(test)]`.
-fn is_test_module(node: Node, source: &str) -> bool {
-    node.kind() == "mod_item"
-        && node
-            .prev_named_sibling()
+/// Whether the path's node at `depth` is a Rust module under `#[cfg(test)]`.
+fn is_test_module(path: &Path, depth: usize, source: &str) -> bool {
+    path.ancestors[depth].kind() == "mod_item"
+        && path
+            .earlier_named(depth)
+            .next()
             .filter(|p| p.kind() == "attribute_item")
             .is_some_and(|p| {
                 source[p.byte_range()]
@@ -822,42 +915,40 @@ fn truncate(text: &mut String, max: usize) {
     }
 }
 
-fn finish(
-    lang: &Lang,
-    found: Found,
-    tokens: &[Token],
-    words: &[(usize, &str)],
-    mut idents: FxHashMap<&str, u32>,
-    parse_errors: bool,
-    fp: &Fingerprinter,
-) -> ParsedFile {
-    let Found {
-        raw,
-        mut statements,
-    } = found;
+fn finish(lang: &Lang, walked: Walked, parse_errors: bool, fp: &Fingerprinter) -> ParsedFile {
+    let Walked {
+        tokens,
+        words,
+        mut idents,
+        found: Found {
+            raw,
+            mut statements,
+        },
+    } = walked;
     statements.sort_unstable_by_key(|r| (r.start, r.end));
     statements.dedup();
+    let windows = fingerprint::window_hashes(&tokens, fp.k);
+    let body_words = BodyWords::new(&words);
+    let mut rest = Vec::new();
     let mut units = Vec::with_capacity(raw.len());
     for mut r in raw {
         let toks = &tokens[r.tok_start..r.tok_end];
         if toks.is_empty() {
             continue;
         }
-        let shingles = fingerprint::shingles(toks, fp.k);
+        let unit_windows = windows_within(&windows, r.tok_start..r.tok_end, fp.k);
+        let shingles = fingerprint::shingle_set(unit_windows);
         let mut leave_one_out = Vec::new();
         if r.kind != UnitKind::Window {
             if shingles.len() >= fp.leave_out_from {
                 let unit = r.tok_start..r.tok_end;
                 for left_out in left_out_statements(unit, shingles.len(), &statements) {
-                    let rest = [&toks[..left_out.start], &toks[left_out.end..]].concat();
-                    let rest = fingerprint::shingles(&rest, fp.k);
+                    shingles_without(unit_windows, toks, left_out, fp.k, &mut rest);
                     let keys = fp.minhash.first_band_keys(&rest, LEAVE_OUT_BANDS);
                     leave_one_out.extend(keys);
                 }
             }
-            let first = words.partition_point(|&(i, _)| i < r.tok_start);
-            let last = words.partition_point(|&(i, _)| i < r.tok_end);
-            let body = words[first..last].iter().map(|&(_, text)| text);
+            let body = body_words.within(r.tok_start..r.tok_end);
             r.facts.terms = Terms::new(&r.name, &r.signature, &r.facts.doc, body);
             truncate(&mut r.facts.doc, DOC_MAX);
             // A definition's own name and its recursive calls are not usages.
@@ -901,6 +992,43 @@ fn finish(
         identifiers,
         parse_errors,
     }
+}
+
+/// The windows of a file's `windows` (by start position) that lie inside the
+/// tokens `unit`.
+fn windows_within(windows: &[u32], unit: Range<usize>, k: usize) -> &[u32] {
+    match (unit.end + 1).checked_sub(k) {
+        Some(end) if end > unit.start => &windows[unit.start..end],
+        _ => &[],
+    }
+}
+
+/// Into `out`, the shingles of `toks` with the tokens `left_out` removed, from
+/// `windows`, the windows of `toks`: those before and after the gap are the
+/// unit's own, and only the few crossing it are hashed (what
+/// `fingerprint::shingles` of the concatenated rest gives, without building it).
+fn shingles_without(
+    windows: &[u32],
+    toks: &[Token],
+    left_out: Range<usize>,
+    k: usize,
+    out: &mut Vec<u32>,
+) {
+    out.clear();
+    let (a, b) = (left_out.start, left_out.end);
+    if k == 0 || toks.len() - (b - a) < k {
+        return;
+    }
+    out.extend_from_slice(&windows[..(a + 1).saturating_sub(k)]);
+    out.extend_from_slice(&windows[b.min(windows.len())..]);
+    let gap = [
+        &toks[a.saturating_sub(k - 1)..a],
+        &toks[b..(b + k - 1).min(toks.len())],
+    ]
+    .concat();
+    out.extend(fingerprint::window_hashes(&gap, k));
+    out.sort_unstable();
+    out.dedup();
 }
 
 /// The statements of the unit spanning `unit` (token indices), of `shingles`
@@ -1074,6 +1202,31 @@ pub fn spans(lang: &Lang, source: &str) -> anyhow::Result<Spans> {
 }
 
 #[cfg(test)]
+/// This crate's sources and the near-copy fixtures of its tests, as
+/// (path, text) pairs: a real corpus for the fast paths' equality tests.
+pub(crate) fn test_corpus() -> anyhow::Result<Vec<(String, String)>> {
+    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [
+        "src",
+        "src/session",
+        "src/session/guards",
+        "src/suggest",
+        "tests/fixtures",
+        "tests/fixtures/layout",
+    ] {
+        for entry in std::fs::read_dir(crate_dir.join(dir))? {
+            let path = entry?.path();
+            let name = path.to_string_lossy().trim_end_matches(".txt").to_string();
+            if path.is_file() && crate::lang::for_path(&name).is_some() {
+                files.push((name, std::fs::read_to_string(&path)?));
+            }
+        }
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use anyhow::Context;
@@ -1094,6 +1247,43 @@ mod tests {
         for (name, decorators) in [("testable", ""), ("attest", ""), ("latest", "#[inline]")] {
             assert!(!is_test_function(name, decorators), "{name} {decorators}");
         }
+    }
+
+    #[test]
+    fn derived_shingles_equal_the_shingles_of_the_tokens() -> anyhow::Result<()> {
+        let k = RuleConfig::default().k;
+        let mut checked = 0;
+        for (path, source) in test_corpus()? {
+            let lang = crate::lang::for_path(&path).context("no language")?;
+            let tree = parse_tree(lang, &source, DEFAULT_PARSE_BUDGET)?;
+            let walked = walk(lang, &source, &tree, None);
+            let windows = fingerprint::window_hashes(&walked.tokens, k);
+            let mut rest = Vec::new();
+            for r in &walked.found.raw {
+                let toks = &walked.tokens[r.tok_start..r.tok_end];
+                let unit_windows = windows_within(&windows, r.tok_start..r.tok_end, k);
+                let shingles = fingerprint::shingles(toks, k);
+                assert_eq!(fingerprint::shingle_set(unit_windows), shingles, "{path}");
+                let inside = walked
+                    .found
+                    .statements
+                    .iter()
+                    .filter(|s| r.tok_start <= s.start && s.end <= r.tok_end);
+                for s in inside {
+                    let left_out = s.start - r.tok_start..s.end - r.tok_start;
+                    shingles_without(unit_windows, toks, left_out.clone(), k, &mut rest);
+                    let concat = [&toks[..left_out.start], &toks[left_out.end..]].concat();
+                    assert_eq!(
+                        rest,
+                        fingerprint::shingles(&concat, k),
+                        "{path} {left_out:?}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000, "only {checked} statements left out");
+        Ok(())
     }
 
     /// One function, then `lines` comment lines at the top level.
