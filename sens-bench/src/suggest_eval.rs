@@ -560,6 +560,7 @@ mod tests {
                     },
                     coverage: 0.5,
                     matches: Vec::new(),
+                    cosine: None,
                 })
                 .collect(),
         }

@@ -166,3 +166,52 @@ fn built_copies_are_not_suggested_when_the_source_is_there() {
         );
     }
 }
+
+/// Needs the word vectors `scripts/setup.sh` builds; skipped only when they are
+/// absent.
+#[test]
+fn with_word_vectors_a_helper_sharing_no_word_with_the_prompt_is_suggested() {
+    use sens_engine::suggest::vectors::{TABLE_FILE, shared};
+    use sens_engine::words::subwords;
+    let table = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../.tools/vectors")
+        .join(TABLE_FILE);
+    if !table.is_file() && std::env::var_os("SENS_VECTORS").is_none() {
+        eprintln!("skipped: no word vectors at {}", table.display());
+        return;
+    }
+    assert!(shared().is_some(), "the table at {} did not load", table.display());
+    let helper = "def chunked(items, size):\n    \"\"\"Cuts a sequence into consecutive pieces of at most size elements.\"\"\"\n    return [items[i:i + size] for i in range(0, len(items), size)]\n";
+    let files = [
+        ("shop/seq.py", helper),
+        (
+            "shop/mail.py",
+            "def send_receipt(address, order):\n    \"\"\"Emails the order's receipt to the customer.\"\"\"\n    smtp.send(address, render(order))\n",
+        ),
+        (
+            "shop/dates.py",
+            "def parse_day(text):\n    \"\"\"Reads a calendar date written as 2024-05-31.\"\"\"\n    return datetime.strptime(text, '%Y-%m-%d').date()\n",
+        ),
+        (
+            "shop/money.py",
+            "def format_price(cents):\n    \"\"\"Shows an amount of cents with its currency sign.\"\"\"\n    return f\"${cents / 100:.2f}\"\n",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    let engine = Engine::open(dir.path(), RuleConfig::default()).unwrap();
+    let prompt = "Upload the photos to the server in batches of fifty";
+    // Far reuse: no word of the prompt is a word of the helper.
+    let helper_words = subwords(&format!("shop/seq.py {helper}"));
+    let shared_words: Vec<_> = subwords(prompt)
+        .into_iter()
+        .filter(|w| helper_words.contains(w))
+        .collect();
+    assert!(shared_words.is_empty(), "{shared_words:?}");
+    let found = names(&engine, prompt);
+    assert_eq!(found.first().map(String::as_str), Some("chunked"), "{found:?}");
+}
