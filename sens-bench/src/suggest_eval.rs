@@ -560,7 +560,6 @@ mod tests {
                     },
                     coverage: 0.5,
                     matches: Vec::new(),
-                    cosine: None,
                 })
                 .collect(),
         }

@@ -255,11 +255,6 @@ const STOPWORDS: &[&str] = &[
 /// Lower-case subwords of identifiers and prose: `parseHTTPHeader2` ->
 /// `pars`, `http`, `header`, each stemmed.
 pub fn subwords(text: &str) -> Vec<String> {
-    plain_words(text).into_iter().map(stem).collect()
-}
-
-/// [`subwords`] unstemmed: `parseHTTPHeader2` -> `parse`, `http`, `header`.
-pub fn plain_words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     for chunk in text.split(|c: char| !c.is_alphanumeric()) {
         let chars: Vec<char> = chunk.chars().collect();
@@ -279,7 +274,7 @@ pub fn plain_words(text: &str) -> Vec<String> {
                     continue;
                 }
                 if !STOPWORDS.contains(&word.as_str()) {
-                    words.push(word);
+                    words.push(stem(word));
                 }
             }
         }

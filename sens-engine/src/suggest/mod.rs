@@ -9,12 +9,6 @@
 //! saturated once per prompt word, so a word repeated in a long body cannot outweigh
 //! a word in the name. The usage count boosts a little.
 //!
-//! Meaning, when a table of static word vectors is found ([`vectors`]): the
-//! cosine of the prompt's vector to a symbol's (its name, signature and doc
-//! comment) above [`COSINE_BASE`] adds [`VECTOR_WEIGHT`] per unit of cosine to
-//! the coverage, so a helper described in other words than the prompt's can
-//! rank; without the table the ranking is lexical only.
-//!
 //! Saying nothing: a symbol's *coverage* is its score over the most any symbol
 //! could score on that prompt (every word saturated, words the project never uses
 //! at the highest idf), so it compares across prompts and projects. The list is
@@ -27,8 +21,6 @@
 //! local to another function, vendored code (the walk skips it) and built copies
 //! (`dist/`, `build/`) of a project that has its source.
 
-pub mod vectors;
-
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -38,7 +30,6 @@ use crate::paths::{is_build_output, is_test_path};
 use crate::terms::{FIELDS, Field};
 use crate::units::UnitKind;
 use crate::words::{subwords, word_hash};
-use vectors::{Vectors, cosine};
 
 /// At most this many suggestions.
 pub const MAX_SUGGESTIONS: usize = 8;
@@ -51,12 +42,6 @@ const K1: f64 = 1.2;
 const NAME_BONUS: f64 = 0.5;
 /// An item scores by this many of its best-matching prompt words.
 const BEST_WORDS: usize = 6;
-/// The cosine two unrelated texts reach; only what is above it counts.
-const COSINE_BASE: f64 = 0.5;
-/// Coverage per unit of cosine above [`COSINE_BASE`].
-const VECTOR_WEIGHT: f64 = 2.0;
-/// A cosine at which an item vouches for a list without a lexical match.
-const TELLING_COSINE: f64 = 0.7;
 
 /// Weight and length normalization (BM25's b) of each stored field, in the order
 /// of [`FIELDS`]: the name says most, a body word least.
@@ -80,8 +65,6 @@ pub struct Ranked {
     /// The item's score over the prompt's best possible score.
     pub coverage: f64,
     pub matches: Vec<Match>,
-    /// The cosine of the prompt's and the item's word vectors, when both have one.
-    pub cosine: Option<f64>,
 }
 
 /// The best items for a prompt, before and after the decision to say nothing.
@@ -114,10 +97,7 @@ pub fn rank(index: &Index, prompt: &str) -> Ranking {
     words.dedup();
     let hashes: Vec<u64> = words.iter().map(|w| word_hash(w)).collect();
     let candidates = candidates(index);
-    let vectors = vectors::shared();
-    let meaning = vectors.and_then(|v| Some((v, v.embed(&[(prompt, 1.0)])?)));
-    let meaning = meaning.as_ref().map(|(v, p)| (*v, p.as_slice()));
-    let mut items = score(index, &candidates, &words, &hashes, meaning);
+    let mut items = score(index, &candidates, &words, &hashes);
     items.sort_by(|a, b| {
         b.suggestion
             .score
@@ -146,11 +126,9 @@ pub fn rank(index: &Index, prompt: &str) -> Ranking {
 }
 
 /// An item that can vouch for a list: it matches two prompt words, or one in its
-/// name, or its meaning is close. One word in a doc comment or body is chance as
-/// often as not.
+/// name. One word in a doc comment or body is chance as often as not.
 fn telling(item: &Ranked) -> bool {
-    item.cosine.is_some_and(|c| c >= TELLING_COSINE)
-        || item.matches.len() >= 2
+    item.matches.len() >= 2
         || item
             .matches
             .iter()
@@ -163,16 +141,7 @@ struct Hits {
     lengths: [f64; 5],
 }
 
-/// The prompt's vector and the table it came from.
-type Meaning<'a> = Option<(&'a Vectors, &'a [f32])>;
-
-fn score(
-    index: &Index,
-    candidates: &[&Unit],
-    words: &[String],
-    hashes: &[u64],
-    meaning: Meaning,
-) -> Vec<Ranked> {
+fn score(index: &Index, candidates: &[&Unit], words: &[String], hashes: &[u64]) -> Vec<Ranked> {
     let mut path_words: FxHashMap<&str, Vec<u64>> = FxHashMap::default();
     let hits: Vec<Hits> = candidates
         .iter()
@@ -253,10 +222,7 @@ fn score(
                     score: s,
                 });
             }
-            let cosine =
-                meaning.and_then(|(v, prompt)| Some(cosine(prompt, &v.symbol(unit)?)));
-            let close = cosine.map_or(0.0, |c| VECTOR_WEIGHT * (c - COSINE_BASE).max(0.0));
-            if matches.is_empty() && close <= 0.0 {
+            if matches.is_empty() {
                 return None;
             }
             // The best words only: in a long prompt, a big class matching many
@@ -271,7 +237,6 @@ fn score(
             if h.lengths[0] >= 2.0 && name_hits >= h.lengths[0] {
                 total += NAME_BONUS * rare_word;
             }
-            total += close * rare_word;
             let usages = index.usages(&unit.data.name) as usize;
             Some(Ranked {
                 suggestion: Suggestion {
@@ -284,7 +249,6 @@ fn score(
                 },
                 coverage: total / rare_word,
                 matches,
-                cosine,
             })
         })
         .collect()
