@@ -1,7 +1,8 @@
-//! The resident index (SPEC 2.3): units with their fingerprints, hash maps from
-//! exact and renamed fingerprints and LSH band keys to units, the symbol table and
-//! usage counts. Built once in parallel, then updated one file at a time; finding
-//! a unit's copies looks up buckets and never scans all units.
+//! The resident index (SPEC 2.3): units with their fingerprints, tables from
+//! exact and renamed fingerprints and LSH band keys to units ([`KeyBuckets`]),
+//! their sketches by unit id, the symbol table and usage counts. Built once in
+//! parallel, then updated one file at a time; finding a unit's copies looks up
+//! buckets and never scans all units.
 
 use std::collections::BTreeMap;
 use std::path::Path;
