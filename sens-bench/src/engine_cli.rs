@@ -83,6 +83,10 @@ pub enum EngineCommand {
         /// Full index runs; the fastest is reported.
         #[arg(long, default_value_t = 5)]
         runs: usize,
+        /// Times the PreToolUse verdict row is repeated on the one open engine
+        /// (each run's p50 and p99 printed, then the worst p99).
+        #[arg(long, default_value_t = 1)]
+        verdict_runs: usize,
     },
     /// Register Sens's hooks in DIR/.claude/settings.json, merged with the
     /// person's own (a backup is kept under DIR/.sens/).
@@ -181,7 +185,11 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
             explain,
         } => suggest(&dir, &cfg, &prompt, json, explain),
         EngineCommand::SuggestEval { cases, json } => crate::suggest_eval::run(&cases, json),
-        EngineCommand::Bench { dir, runs } => crate::engine_bench::bench(&dir, &cfg, runs),
+        EngineCommand::Bench {
+            dir,
+            runs,
+            verdict_runs,
+        } => crate::engine_bench::bench(&dir, &cfg, runs, verdict_runs),
         EngineCommand::Install { dir, resident } => {
             let project = Project::new(&dir)?;
             let rules = args.rules.as_deref().map(absolute).transpose()?;

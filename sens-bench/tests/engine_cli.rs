@@ -464,7 +464,15 @@ fn number_after(text: &str, label: &str) -> f64 {
 #[test]
 fn engine_bench_prints_the_ratio_rows_the_readme_quotes() {
     let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sens-engine/src");
-    let out = run(&["engine", "bench", project.to_str().unwrap(), "--runs", "1"]);
+    let out = run(&[
+        "engine",
+        "bench",
+        project.to_str().unwrap(),
+        "--runs",
+        "1",
+        "--verdict-runs",
+        "2",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -478,6 +486,7 @@ fn engine_bench_prints_the_ratio_rows_the_readme_quotes() {
         "copy lookup without the sketch filter: median",
         "with / without =",
         "PreToolUse verdict over",
+        "PreToolUse verdict, worst CPU p99 over 2 runs:",
         "engine resident memory:",
         "engine full index / jscpd =",
     ] {
@@ -495,4 +504,13 @@ fn engine_bench_prints_the_ratio_rows_the_readme_quotes() {
         .map(|(counts, _)| counts.split(" of ").collect())
         .unwrap_or_default();
     assert!(counts.len() == 2 && counts[0] == counts[1], "{warm}");
+    // One verdict row per run, the worst p99 the largest of theirs.
+    let p99s: Vec<f64> = text
+        .lines()
+        .filter(|line| line.starts_with("PreToolUse verdict over"))
+        .map(|line| number_after(line.rsplit_once("CPU").map_or(line, |(_, cpu)| cpu), "p99"))
+        .collect();
+    assert_eq!(p99s.len(), 2, "{text}");
+    let worst = number_after(&text, "worst CPU p99 over 2 runs:");
+    assert_eq!(worst, p99s.iter().copied().fold(0.0, f64::max), "{text}");
 }

@@ -24,7 +24,7 @@ use crate::walk::{self, WalkOptions};
 /// Files at least this large keep their syntax tree from the start: re-parsing
 /// them whole would take most of a PreToolUse budget (about 10 MB/s). Smaller
 /// files keep theirs once the engine re-indexes them (files being worked on).
-const KEEP_TREE_BYTES: usize = 16 * 1024;
+const KEEP_TREE_BYTES: usize = 12 * 1024;
 
 /// What a file looked like when the engine last read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

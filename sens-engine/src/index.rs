@@ -1,7 +1,8 @@
-//! The resident index (SPEC 2.3): units with their fingerprints, hash maps from
-//! exact and renamed fingerprints and LSH band keys to units, the symbol table and
-//! usage counts. Built once in parallel, then updated one file at a time; finding
-//! a unit's copies looks up buckets and never scans all units.
+//! The resident index (SPEC 2.3): units with their fingerprints, tables from
+//! exact and renamed fingerprints and LSH band keys to units ([`KeyBuckets`]),
+//! their sketches by unit id, the symbol table and usage counts. Built once in
+//! parallel, then updated one file at a time; finding a unit's copies looks up
+//! buckets and never scans all units.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,7 +15,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tree_sitter::Tree;
 
-use crate::buckets::Buckets;
+use crate::buckets::{Buckets, Entry, KeyBuckets, prefetch};
 use crate::cache::{CacheStats, IndexCache};
 use crate::config::RuleConfig;
 use crate::fingerprint::{Counts, NearRule, Sketch, common_at_least};
@@ -78,13 +79,14 @@ pub struct Index {
     fp: Fingerprinter,
     files: FxHashMap<Arc<str>, FileEntry>,
     units: Vec<Option<Unit>>,
-    /// By unit id, what a copy lookup checks before reading a candidate's
-    /// shingles: most LSH candidates are ruled out here, in one small read.
-    probes: Vec<Option<Probe>>,
+    /// By unit id, what a copy lookup reads of a candidate whose size passed
+    /// (the size is in its bucket entry, see [`Candidate`]) before its
+    /// shingles: most LSH candidates are ruled out here, in two cache lines.
+    sketches: Vec<Sketch>,
     free: Vec<UnitId>,
-    exact: Buckets<u64>,
-    renamed: Buckets<u64>,
-    lsh: Buckets<u64>,
+    exact: KeyBuckets,
+    renamed: KeyBuckets,
+    lsh: KeyBuckets,
     symbols: Buckets<Box<str>>,
     /// Identifier occurrences outside the definitions they name, over all files.
     usages: FxHashMap<Box<str>, u32>,
@@ -131,11 +133,11 @@ impl Index {
             cfg,
             files: FxHashMap::default(),
             units: Vec::new(),
-            probes: Vec::new(),
+            sketches: Vec::new(),
             free: Vec::new(),
-            exact: Buckets::default(),
-            renamed: Buckets::default(),
-            lsh: Buckets::default(),
+            exact: KeyBuckets::default(),
+            renamed: KeyBuckets::default(),
+            lsh: KeyBuckets::default(),
             symbols: Buckets::default(),
             usages: FxHashMap::default(),
             parse_budget: units::DEFAULT_PARSE_BUDGET,
@@ -373,10 +375,14 @@ impl Index {
             });
             let unit = self.units[id as usize].as_ref().map(|u| &u.data);
             if let Some(data) = unit {
-                self.exact.insert(data.exact, id);
-                self.renamed.insert(data.renamed, id);
+                let entry = Entry {
+                    id,
+                    meta: Candidate::meta(data),
+                };
+                self.exact.insert(data.exact, entry);
+                self.renamed.insert(data.renamed, entry);
                 for &key in data.bands.iter() {
-                    self.lsh.insert(key, id);
+                    self.lsh.insert(key, entry);
                 }
                 if data.kind != UnitKind::Window {
                     let name: Box<str> = data.name.as_str().into();
@@ -408,7 +414,7 @@ impl Index {
     /// Room for `units` more units in every table, each band key counted.
     fn reserve(&mut self, units: usize) {
         self.units.reserve(units);
-        self.probes.reserve(units);
+        self.sketches.reserve(units);
         self.exact.reserve(units);
         self.renamed.reserve(units);
         self.lsh.reserve(units * self.cfg.bands);
@@ -416,21 +422,16 @@ impl Index {
     }
 
     fn alloc(&mut self, unit: Unit) -> UnitId {
-        let probe = Probe {
-            renamed: unit.data.renamed,
-            shingles: Arc::clone(&unit.data.shingles),
-            whole: unit.data.kind != UnitKind::Window,
-            sketch: Sketch::of(&unit.data.shingles),
-        };
+        let sketch = Sketch::of(&unit.data.shingles);
         match self.free.pop() {
             Some(id) => {
                 self.units[id as usize] = Some(unit);
-                self.probes[id as usize] = Some(probe);
+                self.sketches[id as usize] = sketch;
                 id
             }
             None => {
                 self.units.push(Some(unit));
-                self.probes.push(Some(probe));
+                self.sketches.push(sketch);
                 UnitId::try_from(self.units.len() - 1).unwrap_or(UnitId::MAX)
             }
         }
@@ -445,14 +446,11 @@ impl Index {
             let Some(unit) = self.units.get_mut(id as usize).and_then(Option::take) else {
                 continue;
             };
-            if let Some(probe) = self.probes.get_mut(id as usize) {
-                *probe = None;
-            }
             let data = &unit.data;
-            self.exact.remove(&data.exact, id);
-            self.renamed.remove(&data.renamed, id);
+            self.exact.remove(data.exact, id);
+            self.renamed.remove(data.renamed, id);
             for &key in data.bands.iter() {
-                self.lsh.remove(&key, id);
+                self.lsh.remove(key, id);
             }
             if data.kind != UnitKind::Window {
                 self.symbols.remove(data.name.as_str(), id);
@@ -518,12 +516,35 @@ impl Index {
         skip: impl Fn(UnitId, &Unit) -> bool,
         prefilter: Prefilter,
     ) -> Vec<CopyMatch> {
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => self.lookup(data, &skip, prefilter, &mut scratch),
+            // A lookup from inside `skip`: its own buffers.
+            Err(_) => self.lookup(data, &skip, prefilter, &mut Scratch::default()),
+        })
+    }
+
+    /// See [`Index::copies_by`]. In steps, each announcing the reads of the
+    /// next ([`prefetch`]) so that their cache misses overlap: every bucket,
+    /// then the sketches of the candidates whose sizes pass, then the units of
+    /// those the sketch lets through, whose shingles confirm them.
+    fn lookup(
+        &self,
+        data: &UnitData,
+        skip: &dyn Fn(UnitId, &Unit) -> bool,
+        prefilter: Prefilter,
+        scratch: &mut Scratch,
+    ) -> Vec<CopyMatch> {
+        // The leave-one-out keys only add candidates, confirmed like the others.
+        let keys = || data.bands.iter().chain(data.leave_one_out.iter()).copied();
+        self.exact.prefetch(data.exact);
+        self.renamed.prefetch(data.renamed);
+        keys().for_each(|key| self.lsh.prefetch(key));
         let mut found: Vec<CopyMatch> = Vec::new();
         for (map, key, kind) in [
             (&self.exact, data.exact, CopyKind::Exact),
             (&self.renamed, data.renamed, CopyKind::Renamed),
         ] {
-            for &id in map.get(&key) {
+            for &Entry { id, .. } in map.get(key) {
                 let Some(unit) = self.unit(id) else { continue };
                 // An exact copy also has the same renamed fingerprint: report it once.
                 if (kind == CopyKind::Renamed && unit.data.exact == data.exact) || skip(id, unit) {
@@ -536,53 +557,64 @@ impl Index {
                 });
             }
         }
-        // The leave-one-out keys only add candidates, confirmed like the others.
-        let mut candidates: Vec<UnitId> = data
-            .bands
-            .iter()
-            .chain(data.leave_one_out.iter())
-            .flat_map(|key| self.lsh.get(key))
-            .copied()
-            .collect();
-        candidates.sort_unstable();
-        candidates.dedup();
         let n = data.shingles.len();
+        let new_whole = data.kind != UnitKind::Window;
+        scratch.start(self.units.len());
+        for key in keys() {
+            for &entry in self.lsh.get(key) {
+                if !scratch.first_time(entry.id) {
+                    continue;
+                }
+                let (m, whole) = Candidate::sizes(entry.meta);
+                if let Some(needed) = self.near.needed(n, m, whole && new_whole) {
+                    scratch.candidates.push(Candidate {
+                        id: entry.id,
+                        needed,
+                    });
+                }
+            }
+        }
+        scratch.finish();
         let counts = match prefilter {
-            Prefilter::Sketch if !candidates.is_empty() => Counts::of(&data.shingles),
+            Prefilter::Sketch if !scratch.candidates.is_empty() => Counts::of(&data.shingles),
             _ => None,
         };
-        for id in candidates {
-            let Some(probe) = self.probes.get(id as usize).and_then(Option::as_ref) else {
-                continue;
-            };
+        if let Some(counts) = &counts {
+            let sketch = |c: &Candidate| self.sketches.get(c.id as usize);
+            scratch
+                .candidates
+                .iter()
+                .filter_map(sketch)
+                .for_each(prefetch);
+            scratch.candidates.retain(|c| {
+                sketch(c).is_none_or(|sketch| counts.common_at_most(sketch) >= c.needed)
+            });
+        }
+        // In id order, as the matches are reported.
+        scratch.candidates.sort_unstable_by_key(|c| c.id);
+        let units = || {
+            scratch
+                .candidates
+                .iter()
+                .filter_map(|c| Some((c, self.unit(c.id)?)))
+        };
+        units().for_each(|(_, unit)| prefetch(unit));
+        for (&Candidate { id, needed }, unit) in units() {
             // Same renamed fingerprint: already reported above.
-            if probe.renamed == data.renamed {
+            if unit.data.renamed == data.renamed || skip(id, unit) {
                 continue;
             }
-            let m = probe.shingles.len();
-            let whole = probe.whole && data.kind != UnitKind::Window;
-            let Some(needed) = self.near.needed(n, m, whole) else {
-                continue;
-            };
-            if counts
-                .as_ref()
-                .is_some_and(|c| c.common_at_most(&probe.sketch) < needed)
-            {
-                continue;
-            }
-            let Some(similarity) = common_at_least(&data.shingles, &probe.shingles, needed)
-                .and_then(|common| self.near.similarity(n, m, common, whole))
+            let (m, whole) = (unit.data.shingles.len(), unit.data.kind != UnitKind::Window);
+            let Some(similarity) = common_at_least(&data.shingles, &unit.data.shingles, needed)
+                .and_then(|common| self.near.similarity(n, m, common, whole && new_whole))
             else {
                 continue;
             };
-            let Some(unit) = self.unit(id) else { continue };
-            if !skip(id, unit) {
-                found.push(CopyMatch {
-                    id,
-                    kind: CopyKind::Near,
-                    similarity,
-                });
-            }
+            found.push(CopyMatch {
+                id,
+                kind: CopyKind::Near,
+                similarity,
+            });
         }
         found
     }
@@ -605,11 +637,14 @@ impl Index {
             v.sort();
             v
         };
-        let buckets = |map: &Buckets<u64>| {
+        let buckets = |map: &KeyBuckets| {
             let mut out: Vec<(u64, Vec<String>)> = map
                 .iter()
-                .filter(|(_, ids)| !ids.is_empty())
-                .map(|(k, ids)| (*k, sorted(ids)))
+                .filter(|(_, entries)| !entries.is_empty())
+                .map(|(k, entries)| {
+                    let ids: Vec<UnitId> = entries.iter().map(|e| e.id).collect();
+                    (k, sorted(&ids))
+                })
                 .collect();
             out.sort();
             out
@@ -660,14 +695,74 @@ pub enum Prefilter {
     Sizes,
 }
 
-/// See `Index::probes`.
-#[derive(Debug, Clone)]
-struct Probe {
-    renamed: u64,
-    shingles: Arc<[u32]>,
-    /// A function or class (not a window): see `NearRule`.
-    whole: bool,
-    sketch: Sketch,
+/// An LSH candidate of a lookup whose size admits a near copy, with the fewest
+/// shingles it must share ([`NearRule::needed`]).
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    id: UnitId,
+    needed: usize,
+}
+
+/// The bit of an entry's `meta` that says its unit is whole (see `NearRule`).
+const WHOLE: u32 = 1 << 31;
+
+impl Candidate {
+    /// What every bucket entry of a unit carries: its shingle count (below
+    /// 2^31: a unit of 8 GB of shingles is not indexed) and whether it is whole.
+    fn meta(data: &UnitData) -> u32 {
+        let m = u32::try_from(data.shingles.len()).unwrap_or(u32::MAX) & !WHOLE;
+        m | if data.kind == UnitKind::Window {
+            0
+        } else {
+            WHOLE
+        }
+    }
+
+    /// The shingle count and the whole flag of a [`Candidate::meta`].
+    fn sizes(meta: u32) -> (usize, bool) {
+        ((meta & !WHOLE) as usize, meta & WHOLE != 0)
+    }
+}
+
+/// A lookup's buffers, kept per thread so that a lookup allocates only its
+/// result: the candidates, and a bit per unit id seen (cleared after).
+#[derive(Debug, Default)]
+struct Scratch {
+    candidates: Vec<Candidate>,
+    seen: Vec<u64>,
+    /// The ids marked in `seen`, to clear them.
+    marked: Vec<UnitId>,
+}
+
+impl Scratch {
+    fn start(&mut self, units: usize) {
+        self.candidates.clear();
+        self.seen.resize(self.seen.len().max(units.div_ceil(64)), 0);
+    }
+
+    /// Marks `id` seen; false when it already was.
+    fn first_time(&mut self, id: UnitId) -> bool {
+        let (word, bit) = (id as usize / 64, 1u64 << (id % 64));
+        let Some(w) = self.seen.get_mut(word) else {
+            return false;
+        };
+        let first = *w & bit == 0;
+        *w |= bit;
+        if first {
+            self.marked.push(id);
+        }
+        first
+    }
+
+    fn finish(&mut self) {
+        for id in self.marked.drain(..) {
+            self.seen[id as usize / 64] = 0;
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 /// One file of the parallel pass: its units or why it was skipped, its source
@@ -701,9 +796,71 @@ pub struct IndexDigest {
 mod tests {
     use super::*;
 
+    /// The lookup as it reads on paper, without buckets' sizes, sketches,
+    /// prefetches or buffers: every candidate of every key, confirmed on its
+    /// shingles. The oracle `Index::copies` must agree with.
+    fn plain_copies(
+        index: &Index,
+        data: &UnitData,
+        skip: impl Fn(UnitId, &Unit) -> bool,
+    ) -> Vec<CopyMatch> {
+        let mut found = Vec::new();
+        let mut ids: Vec<(UnitId, CopyKind)> = Vec::new();
+        for (id, unit) in index.units() {
+            if unit.data.exact == data.exact {
+                ids.push((id, CopyKind::Exact));
+            } else if unit.data.renamed == data.renamed {
+                ids.push((id, CopyKind::Renamed));
+            }
+        }
+        for kind in [CopyKind::Exact, CopyKind::Renamed] {
+            for &(id, _) in ids.iter().filter(|(_, k)| *k == kind) {
+                let unit = index.unit(id).unwrap();
+                if !skip(id, unit) {
+                    found.push(CopyMatch {
+                        id,
+                        kind,
+                        similarity: 1.0,
+                    });
+                }
+            }
+        }
+        let mut near: Vec<UnitId> = data
+            .bands
+            .iter()
+            .chain(data.leave_one_out.iter())
+            .flat_map(|&key| index.lsh.get(key).iter().map(|e| e.id))
+            .collect();
+        near.sort_unstable();
+        near.dedup();
+        for id in near {
+            let unit = index.unit(id).unwrap();
+            let whole = unit.data.kind != UnitKind::Window && data.kind != UnitKind::Window;
+            let (n, m) = (data.shingles.len(), unit.data.shingles.len());
+            let Some(needed) = index.near.needed(n, m, whole) else {
+                continue;
+            };
+            let similarity = common_at_least(&data.shingles, &unit.data.shingles, needed)
+                .and_then(|common| index.near.similarity(n, m, common, whole));
+            if let Some(similarity) = similarity
+                && unit.data.renamed != data.renamed
+                && !skip(id, unit)
+            {
+                found.push(CopyMatch {
+                    id,
+                    kind: CopyKind::Near,
+                    similarity,
+                });
+            }
+        }
+        found
+    }
+
     /// Over a real corpus (this crate's sources, and the near-copy fixtures of
-    /// its tests), every lookup finds the same matches with the sketch as
-    /// without it, while the sketch rules out candidates the sizes let through.
+    /// its tests, some of them removed and indexed again so that ids are reused
+    /// and buckets shrink), every lookup finds the same matches with the
+    /// sketch, without it, and as [`plain_copies`] does, while the sketch rules
+    /// out candidates the sizes let through.
     #[test]
     fn the_sketch_changes_no_match_and_rules_out_candidates() -> Result<()> {
         let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -717,27 +874,45 @@ mod tests {
                 let fixture = crate_dir.join(format!("tests/fixtures/{name}.{ext}.txt"));
                 let text = std::fs::read_to_string(&fixture)?;
                 index.update_file(&format!("fixtures/{name}.{ext}"), &text)?;
+                index.update_file(&format!("fixtures/again/{name}.{ext}"), &text)?;
             }
         }
+        for path in [
+            "index.rs",
+            "fixtures/again/near.rs",
+            "fixtures/again/original.py",
+        ] {
+            assert!(index.remove_file(path), "{path}");
+        }
+        let text = std::fs::read_to_string(crate_dir.join("src/index.rs"))?;
+        index.update_file("index.rs", &text)?;
         let (mut near, mut ruled_out) = (0, 0);
         for (_, unit) in index.units() {
             let other_file = |_: UnitId, other: &Unit| other.file == unit.file;
             let with = index.copies_by(&unit.data, other_file, Prefilter::Sketch);
             let without = index.copies_by(&unit.data, other_file, Prefilter::Sizes);
-            assert_eq!(with, without, "{}:{}", unit.file, unit.data.start_line);
+            let at = format!("{}:{}", unit.file, unit.data.start_line);
+            assert_eq!(with, without, "{at}");
+            let by_kind_and_id = |mut v: Vec<CopyMatch>| {
+                v.sort_by_key(|m| (m.kind, m.id));
+                v
+            };
+            assert_eq!(
+                by_kind_and_id(with.clone()),
+                by_kind_and_id(plain_copies(&index, &unit.data, other_file)),
+                "{at}"
+            );
             near += with.iter().filter(|m| m.kind == CopyKind::Near).count();
             let Some(counts) = Counts::of(&unit.data.shingles) else {
                 continue;
             };
-            for key in unit.data.bands.iter() {
-                for &id in index.lsh.get(key) {
-                    let Some(probe) = index.probes[id as usize].as_ref() else {
-                        continue;
-                    };
-                    let whole = probe.whole && unit.data.kind != UnitKind::Window;
-                    let (n, m) = (unit.data.shingles.len(), probe.shingles.len());
-                    if let Some(needed) = index.near.needed(n, m, whole) {
-                        ruled_out += usize::from(counts.common_at_most(&probe.sketch) < needed);
+            for &key in unit.data.bands.iter() {
+                for entry in index.lsh.get(key) {
+                    let (m, whole) = Candidate::sizes(entry.meta);
+                    let whole = whole && unit.data.kind != UnitKind::Window;
+                    if let Some(needed) = index.near.needed(unit.data.shingles.len(), m, whole) {
+                        let sketch = &index.sketches[entry.id as usize];
+                        ruled_out += usize::from(counts.common_at_most(sketch) < needed);
                     }
                 }
             }
