@@ -18,19 +18,81 @@ use rustc_hash::FxHashMap;
 /// Marks a table value as an index into the side table instead of a unit id.
 const SPILLED: u32 = 1 << 31;
 
+/// The side table of both multimaps: the lists of keys with several values,
+/// emptied lists' places reused.
+#[derive(Debug, Clone)]
+struct Spill<T> {
+    lists: Vec<Vec<T>>,
+    free: Vec<u32>,
+}
+
+impl<T> Default for Spill<T> {
+    fn default() -> Self {
+        Self {
+            lists: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T> Spill<T> {
+    /// Keeps the two values of a key that had one; returns the table value
+    /// that points at them.
+    fn open(&mut self, first: T, second: T) -> u32 {
+        let list = vec![first, second];
+        let index = match self.free.pop() {
+            Some(index) => {
+                self.lists[index as usize] = list;
+                index
+            }
+            None => {
+                self.lists.push(list);
+                u32::try_from(self.lists.len() - 1).unwrap_or(u32::MAX) & !SPILLED
+            }
+        };
+        index | SPILLED
+    }
+
+    fn push(&mut self, value: u32, item: T) {
+        if let Some(list) = self.lists.get_mut((value & !SPILLED) as usize) {
+            list.push(item);
+        }
+    }
+
+    /// Drops the first item `is` picks from the list `value` points at; when
+    /// one item is left, frees the list and returns that item, to be held
+    /// inline again.
+    fn remove(&mut self, value: u32, is: impl Fn(&T) -> bool) -> Option<T> {
+        let index = value & !SPILLED;
+        let list = self.lists.get_mut(index as usize)?;
+        if let Some(pos) = list.iter().position(is) {
+            list.swap_remove(pos);
+        }
+        if list.len() != 1 {
+            return None;
+        }
+        self.free.push(index);
+        list.pop()
+    }
+
+    fn get(&self, value: u32) -> &[T] {
+        self.lists
+            .get((value & !SPILLED) as usize)
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Buckets<K> {
     map: FxHashMap<K, u32>,
-    spill: Vec<Vec<u32>>,
-    free: Vec<u32>,
+    spill: Spill<u32>,
 }
 
 impl<K> Default for Buckets<K> {
     fn default() -> Self {
         Self {
             map: FxHashMap::default(),
-            spill: Vec::new(),
-            free: Vec::new(),
+            spill: Spill::default(),
         }
     }
 }
@@ -43,25 +105,8 @@ impl<K: Hash + Eq> Buckets<K> {
             None => {
                 self.map.insert(key, id);
             }
-            Some(value) if *value & SPILLED == 0 => {
-                let list = vec![*value, id];
-                let slot = match self.free.pop() {
-                    Some(slot) => {
-                        self.spill[slot as usize] = list;
-                        slot
-                    }
-                    None => {
-                        self.spill.push(list);
-                        u32::try_from(self.spill.len() - 1).unwrap_or(u32::MAX) & !SPILLED
-                    }
-                };
-                *value = slot | SPILLED;
-            }
-            Some(value) => {
-                if let Some(list) = self.spill.get_mut((*value & !SPILLED) as usize) {
-                    list.push(id);
-                }
-            }
+            Some(value) if *value & SPILLED == 0 => *value = self.spill.open(*value, id),
+            Some(value) => self.spill.push(*value, id),
         }
     }
 
@@ -80,17 +125,8 @@ impl<K: Hash + Eq> Buckets<K> {
             }
             return;
         }
-        let slot = *value & !SPILLED;
-        let Some(list) = self.spill.get_mut(slot as usize) else {
-            return;
-        };
-        if let Some(pos) = list.iter().position(|&x| x == id) {
-            list.swap_remove(pos);
-        }
-        if let [last] = list[..] {
+        if let Some(last) = self.spill.remove(*value, |&x| x == id) {
             *value = last;
-            list.clear();
-            self.free.push(slot);
         }
     }
 
@@ -107,9 +143,7 @@ impl<K: Hash + Eq> Buckets<K> {
         if *value & SPILLED == 0 {
             std::slice::from_ref(value)
         } else {
-            self.spill
-                .get((*value & !SPILLED) as usize)
-                .map_or(&[], Vec::as_slice)
+            self.spill.get(*value)
         }
     }
 
@@ -155,8 +189,7 @@ pub struct KeyBuckets {
     slots: Vec<Slot>,
     /// Occupied slots.
     len: usize,
-    spill: Vec<Vec<Entry>>,
-    free: Vec<u32>,
+    spill: Spill<Entry>,
 }
 
 impl KeyBuckets {
@@ -212,24 +245,11 @@ impl KeyBuckets {
         }
         let held = self.slots[i].entry;
         if held.id & SPILLED != 0 {
-            if let Some(list) = self.spill.get_mut((held.id & !SPILLED) as usize) {
-                list.push(entry);
-            }
+            self.spill.push(held.id, entry);
             return;
         }
-        let list = vec![held, entry];
-        let index = match self.free.pop() {
-            Some(index) => {
-                self.spill[index as usize] = list;
-                index
-            }
-            None => {
-                self.spill.push(list);
-                u32::try_from(self.spill.len() - 1).unwrap_or(u32::MAX) & !SPILLED
-            }
-        };
         self.slots[i].entry = Entry {
-            id: index | SPILLED,
+            id: self.spill.open(held, entry),
             meta: 0,
         };
     }
@@ -245,17 +265,8 @@ impl KeyBuckets {
             }
             return;
         }
-        let index = held.id & !SPILLED;
-        let Some(list) = self.spill.get_mut(index as usize) else {
-            return;
-        };
-        if let Some(pos) = list.iter().position(|e| e.id == id) {
-            list.swap_remove(pos);
-        }
-        if let [last] = list[..] {
+        if let Some(last) = self.spill.remove(held.id, |e| e.id == id) {
             self.slots[i].entry = last;
-            list.clear();
-            self.free.push(index);
         }
     }
 
@@ -288,9 +299,7 @@ impl KeyBuckets {
         if entry.id & SPILLED == 0 {
             std::slice::from_ref(entry)
         } else {
-            self.spill
-                .get((entry.id & !SPILLED) as usize)
-                .map_or(&[], Vec::as_slice)
+            self.spill.get(entry.id)
         }
     }
 
@@ -362,7 +371,7 @@ mod tests {
         // The freed side slot is reused.
         b.insert(8, 4);
         b.insert(8, 5);
-        assert_eq!(b.spill.len(), 1);
+        assert_eq!(b.spill.lists.len(), 1);
         b.remove(&7, 2);
         assert!(b.get(&7).is_empty());
         assert_eq!(b.iter().count(), 1);

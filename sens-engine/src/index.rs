@@ -6,11 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tree_sitter::Tree;
@@ -94,8 +94,15 @@ pub struct Index {
     parse_budget: Duration,
 }
 
+/// Source bytes per unit, to size a build's tables before its files are
+/// parsed (tokio averages 272, windows counted); a project with more units
+/// grows them once or twice.
+const BYTES_PER_UNIT: u64 = 256;
+
 /// Wall-clock seconds per phase of a full build; the parallel phase is split
 /// between reading, parsing and fingerprinting in proportion to their CPU time.
+/// Inserting runs beside the parallel phase (`insert` is its busy time), so the
+/// phases may add up to more than `total`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Phases {
     pub walk: f64,
@@ -171,105 +178,48 @@ impl Index {
         let walked = walk::walk(root, opts)?;
         let walk_time = start.elapsed();
         let pass_start = Instant::now();
-        let (fp, budget) = (&index.fp, index.parse_budget);
-        let outcomes: Vec<FileOutcome> = walked
-            .candidates
-            .par_iter()
-            .map(|c| {
-                let path: Arc<str> = Arc::from(c.rel.as_str());
-                let t0 = Instant::now();
-                let text = match walk::read(c)? {
-                    Ok(text) => text,
-                    Err(reason) => {
-                        return Ok(FileOutcome {
-                            path,
-                            parsed: Err(reason),
-                            source: None,
-                            times: [t0.elapsed(), Duration::ZERO, Duration::ZERO],
-                        });
+        let fp = index.fp.clone();
+        let budget = index.parse_budget;
+        let candidates = &walked.candidates;
+        let bytes: u64 = candidates.iter().map(|c| c.size).sum();
+        index.reserve(usize::try_from(bytes / BYTES_PER_UNIT).unwrap_or(usize::MAX));
+        // Files are parsed in parallel, each worker taking the next one, and
+        // inserted on a thread of their own in the walk's order (so unit ids
+        // are those of a serial build) while later files are still parsed.
+        let next = AtomicUsize::new(0);
+        let (sender, outcomes) = mpsc::channel();
+        let inserted = std::thread::scope(|scope| {
+            let inserter = scope.spawn(|| index.insert_in_order(outcomes));
+            rayon::broadcast(|_| {
+                let sender = sender.clone();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(c) = candidates.get(i) else { break };
+                    let outcome = file_outcome(c, &fp, budget, keep_from, cache);
+                    if sender.send((i, outcome)).is_err() {
+                        // The inserter stopped at an error: nothing more is needed.
+                        break;
                     }
-                };
-                let t1 = Instant::now();
-                let parse_tree = || {
-                    let started = Instant::now();
-                    let tree = units::parse_tree(c.lang, &text, budget)?;
-                    Ok::<_, anyhow::Error>((tree, started.elapsed()))
-                };
-                let mut tree = None;
-                let mut fresh = || {
-                    let (parsed_tree, took) = parse_tree()?;
-                    let parsed = units::extract(c.lang, &text, &parsed_tree, fp, None);
-                    tree = Some((parsed_tree, took));
-                    Ok(parsed)
-                };
-                let keep = keep_from.is_some_and(|min| text.len() >= min);
-                let parsed = match cache {
-                    Some(cache) => cache.parsed(c.lang, &text, fresh),
-                    None => fresh(),
                 }
-                .and_then(|parsed| {
-                    // A kept file needs its tree even when the cache had its units.
-                    if keep && tree.is_none() {
-                        tree = Some(parse_tree()?);
-                    }
-                    Ok(parsed)
-                });
-                let parsed = match parsed {
-                    Ok(parsed) => parsed,
-                    Err(e) if e.is::<units::OverBudget>() => {
-                        return Ok(FileOutcome {
-                            path,
-                            parsed: Err(SkipReason::OverBudget),
-                            source: None,
-                            times: [t1 - t0, t1.elapsed(), Duration::ZERO],
-                        });
-                    }
-                    Err(e) => return Err(e.context(format!("cannot parse {}", c.rel))),
-                };
-                let parse_time = tree.as_ref().map_or(Duration::ZERO, |(_, took)| *took);
-                let times = [t1 - t0, parse_time, t1.elapsed().saturating_sub(parse_time)];
-                Ok(FileOutcome {
-                    source: tree.filter(|_| keep).map(|(tree, _)| Source {
-                        path: Arc::clone(&path),
-                        text,
-                        tree,
-                    }),
-                    path,
-                    parsed: Ok(parsed),
-                    times,
-                })
-            })
-            .collect::<Result<_>>()?;
+            });
+            drop(sender);
+            inserter.join()
+        });
+        let inserted = match inserted {
+            Ok(inserted) => inserted?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
         let pass_time = pass_start.elapsed();
-        let insert_start = Instant::now();
         let mut report = BuildReport::default();
-        for (reason, n) in &walked.skipped {
+        for (reason, n) in walked.skipped.iter().chain(&inserted.skipped) {
             *report.skipped.entry(reason.label()).or_default() += n;
         }
-        let mut cpu = [Duration::ZERO; 3];
-        let mut sources = Vec::new();
-        index.reserve(
-            outcomes
-                .iter()
-                .filter_map(|o| o.parsed.as_ref().ok())
-                .map(|parsed| parsed.units.len())
-                .sum(),
-        );
-        for outcome in outcomes {
-            for (total, t) in cpu.iter_mut().zip(outcome.times) {
-                *total += t;
-            }
-            match outcome.parsed {
-                Ok(parsed) => index.insert_parsed(outcome.path, parsed),
-                Err(reason) => *report.skipped.entry(reason.label()).or_default() += 1,
-            }
-            sources.extend(outcome.source);
-        }
-        let insert_time = insert_start.elapsed();
+        let cpu = inserted.cpu;
         let cpu_total: f64 = cpu.iter().map(Duration::as_secs_f64).sum();
         let share = |i: usize| {
             if cpu_total > 0.0 {
-                pass_time.as_secs_f64() * cpu[i].as_secs_f64() / cpu_total
+                pass_time.saturating_sub(inserted.tail).as_secs_f64() * cpu[i].as_secs_f64()
+                    / cpu_total
             } else {
                 0.0
             }
@@ -279,12 +229,44 @@ impl Index {
             read: share(0),
             parse: share(1),
             fingerprint: share(2),
-            insert: insert_time.as_secs_f64(),
+            insert: inserted.busy.as_secs_f64(),
             total: start.elapsed().as_secs_f64(),
         };
         report.cache = cache.map(IndexCache::stats);
         index.fill_counts(&mut report);
-        Ok((index, report, sources))
+        Ok((index, report, inserted.sources))
+    }
+
+    /// Inserts the outcomes of the parallel pass in the walk's order, whatever
+    /// order they arrive in; the first error in that order ends the build.
+    fn insert_in_order(
+        &mut self,
+        outcomes: mpsc::Receiver<(usize, Result<FileOutcome>)>,
+    ) -> Result<Inserted> {
+        let mut inserted = Inserted::default();
+        let mut waiting: BTreeMap<usize, Result<FileOutcome>> = BTreeMap::new();
+        let mut next = 0;
+        let mut last_arrival = Instant::now();
+        for (i, outcome) in outcomes {
+            last_arrival = Instant::now();
+            waiting.insert(i, outcome);
+            while let Some(outcome) = waiting.remove(&next) {
+                next += 1;
+                let outcome = outcome?;
+                let started = Instant::now();
+                for (total, t) in inserted.cpu.iter_mut().zip(outcome.times) {
+                    *total += t;
+                }
+                match outcome.parsed {
+                    Ok(parsed) => self.insert_parsed(outcome.path, parsed),
+                    Err(reason) => *inserted.skipped.entry(reason).or_default() += 1,
+                }
+                inserted.sources.extend(outcome.source);
+                inserted.busy += started.elapsed();
+            }
+        }
+        inserted.tail = last_arrival.elapsed();
+        Ok(inserted)
     }
 
     fn fill_counts(&self, report: &mut BuildReport) {
@@ -368,7 +350,13 @@ impl Index {
     pub fn insert_parsed(&mut self, path: Arc<str>, parsed: ParsedFile) {
         self.remove_file(&path);
         let mut ids = Vec::with_capacity(parsed.units.len());
-        for data in parsed.units {
+        let mut units = parsed.units.into_iter().peekable();
+        while let Some(data) = units.next() {
+            // The tables are far larger than the caches: announce the next
+            // unit's slots so their misses overlap this unit's inserts.
+            if let Some(next) = units.peek() {
+                self.prefetch_slots(next);
+            }
             let id = self.alloc(Unit {
                 file: Arc::clone(&path),
                 data,
@@ -409,6 +397,13 @@ impl Index {
                 parse_errors: parsed.parse_errors,
             },
         );
+    }
+
+    /// A hint that `data`'s fingerprint and band slots will be written soon.
+    fn prefetch_slots(&self, data: &UnitData) {
+        self.exact.prefetch(data.exact);
+        self.renamed.prefetch(data.renamed);
+        data.bands.iter().for_each(|&key| self.lsh.prefetch(key));
     }
 
     /// Room for `units` more units in every table, each band key counted.
@@ -536,9 +531,10 @@ impl Index {
     ) -> Vec<CopyMatch> {
         // The leave-one-out keys only add candidates, confirmed like the others.
         let keys = || data.bands.iter().chain(data.leave_one_out.iter()).copied();
-        self.exact.prefetch(data.exact);
-        self.renamed.prefetch(data.renamed);
-        keys().for_each(|key| self.lsh.prefetch(key));
+        self.prefetch_slots(data);
+        data.leave_one_out
+            .iter()
+            .for_each(|&key| self.lsh.prefetch(key));
         let mut found: Vec<CopyMatch> = Vec::new();
         for (map, key, kind) in [
             (&self.exact, data.exact, CopyKind::Exact),
@@ -765,6 +761,18 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
+/// What [`Index::insert_in_order`] gathered: the parallel pass's CPU time per
+/// step, files skipped, kept sources, its own time inserting, and how long it
+/// went on after the last file arrived.
+#[derive(Default)]
+struct Inserted {
+    cpu: [Duration; 3],
+    skipped: BTreeMap<SkipReason, usize>,
+    sources: Vec<Source>,
+    busy: Duration,
+    tail: Duration,
+}
+
 /// One file of the parallel pass: its units or why it was skipped, its source
 /// when kept, and the CPU time spent reading, parsing and fingerprinting it.
 struct FileOutcome {
@@ -772,6 +780,79 @@ struct FileOutcome {
     parsed: Result<ParsedFile, SkipReason>,
     source: Option<Source>,
     times: [Duration; 3],
+}
+
+/// What the parallel pass makes of one file: its text read, parsed (or its
+/// parse taken from `cache`) and fingerprinted, timed per step.
+fn file_outcome(
+    c: &walk::Candidate,
+    fp: &Fingerprinter,
+    budget: Duration,
+    keep_from: Option<usize>,
+    cache: Option<&IndexCache>,
+) -> Result<FileOutcome> {
+    let path: Arc<str> = Arc::from(c.rel.as_str());
+    let t0 = Instant::now();
+    let text = match walk::read(c)? {
+        Ok(text) => text,
+        Err(reason) => {
+            return Ok(FileOutcome {
+                path,
+                parsed: Err(reason),
+                source: None,
+                times: [t0.elapsed(), Duration::ZERO, Duration::ZERO],
+            });
+        }
+    };
+    let t1 = Instant::now();
+    let parse_tree = || {
+        let started = Instant::now();
+        let tree = units::parse_tree(c.lang, &text, budget)?;
+        Ok::<_, anyhow::Error>((tree, started.elapsed()))
+    };
+    let mut tree = None;
+    let mut fresh = || {
+        let (parsed_tree, took) = parse_tree()?;
+        let parsed = units::extract(c.lang, &text, &parsed_tree, fp, None);
+        tree = Some((parsed_tree, took));
+        Ok(parsed)
+    };
+    let keep = keep_from.is_some_and(|min| text.len() >= min);
+    let parsed = match cache {
+        Some(cache) => cache.parsed(c.lang, &text, fresh),
+        None => fresh(),
+    }
+    .and_then(|parsed| {
+        // A kept file needs its tree even when the cache had its units.
+        if keep && tree.is_none() {
+            tree = Some(parse_tree()?);
+        }
+        Ok(parsed)
+    });
+    let parsed = match parsed {
+        Ok(parsed) => parsed,
+        Err(e) if e.is::<units::OverBudget>() => {
+            return Ok(FileOutcome {
+                path,
+                parsed: Err(SkipReason::OverBudget),
+                source: None,
+                times: [t1 - t0, t1.elapsed(), Duration::ZERO],
+            });
+        }
+        Err(e) => return Err(e.context(format!("cannot parse {}", c.rel))),
+    };
+    let parse_time = tree.as_ref().map_or(Duration::ZERO, |(_, took)| *took);
+    let times = [t1 - t0, parse_time, t1.elapsed().saturating_sub(parse_time)];
+    Ok(FileOutcome {
+        source: tree.filter(|_| keep).map(|(tree, _)| Source {
+            path: Arc::clone(&path),
+            text,
+            tree,
+        }),
+        path,
+        parsed: Ok(parsed),
+        times,
+    })
 }
 
 /// A file's text and its syntax tree.

@@ -75,6 +75,8 @@ pub struct Candidate {
     /// Project-relative, `/`-separated.
     pub rel: String,
     pub lang: &'static Lang,
+    /// Bytes, as the walk saw them.
+    pub size: u64,
 }
 
 #[derive(Debug, Default)]
@@ -144,7 +146,12 @@ pub fn walk(root: &Path, opts: WalkOptions) -> Result<Walked> {
             .with_context(|| format!("cannot read the metadata of {}", abs.display()))?
             .len();
         match path_verdict(&rel, size, opts) {
-            Ok(lang) => walked.candidates.push(Candidate { abs, rel, lang }),
+            Ok(lang) => walked.candidates.push(Candidate {
+                abs,
+                rel,
+                lang,
+                size,
+            }),
             Err(reason) => *walked.skipped.entry(reason).or_default() += 1,
         }
     }
