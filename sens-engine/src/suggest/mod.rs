@@ -4,7 +4,7 @@
 //!
 //! Ranking is BM25F over what a symbol does, not only what it is called: the words
 //! of its name, signature, doc comment and body (identifiers and string words,
-//! collected when its file is parsed, see [`Terms`]) and, weighted low, its module
+//! collected when its file is parsed, see [`Terms`](crate::terms::Terms)) and, weighted low, its module
 //! path. A symbol's field counts are weighted and length-normalized per field, then
 //! saturated once per prompt word, so a word repeated in a long body cannot outweigh
 //! a word in the name. The usage count boosts a little.
@@ -13,7 +13,7 @@
 //! could score on that prompt (every word saturated, words the project never uses
 //! at the highest idf), so it compares across prompts and projects. The list is
 //! empty when the best coverage is under [`MIN_CONFIDENCE`], and holds only items
-//! within [`RELATIVE_FLOOR`] of the best. Both are tuned on the cases of
+//! within `RELATIVE_FLOOR` of the best. Both are tuned on the cases of
 //! `bench/suggest/cases.toml` (`sens-bench engine suggest-eval`).
 //!
 //! Not candidates: windows, anonymous units, callbacks, `main`, test code (test
