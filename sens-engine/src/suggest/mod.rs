@@ -9,11 +9,12 @@
 //! saturated once per prompt word, so a word repeated in a long body cannot outweigh
 //! a word in the name. The usage count boosts a little.
 //!
-//! Saying nothing: a symbol's *coverage* is its score over the most any symbol
-//! could score on that prompt (every word saturated, words the project never uses
-//! at the highest idf), so it compares across prompts and projects. The list is
-//! empty when the best coverage is under [`MIN_CONFIDENCE`], and holds only items
-//! within `RELATIVE_FLOOR` of the best. Both are tuned on the cases of
+//! Saying nothing: a symbol's *coverage* is its score in units of one fully
+//! saturated word that no other symbol holds, so it compares across prompts and
+//! project sizes. The list's confidence is the best coverage among items that match
+//! two prompt words or one in their name (one doc or body word alone is chance);
+//! under [`MIN_CONFIDENCE`] the list is empty, and it holds only items within
+//! `RELATIVE_FLOOR` of the best. Both are tuned on the cases of
 //! `bench/suggest/cases.toml` (`sens-bench engine suggest-eval`).
 //!
 //! Not candidates: windows, anonymous units, callbacks, `main`, test code (test
