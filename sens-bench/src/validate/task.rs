@@ -12,9 +12,9 @@ use super::{CheckOutcome, CheckResult, Expect, Table, logs_folder, open_copy};
 use crate::batch::pool;
 use crate::exec;
 use crate::spec::task::{Task, load_tasks};
-use crate::workspace::Workspace;
 use crate::workspace::cache::Cache;
 use crate::workspace::git::apply_patch;
+use crate::workspace::{Workspace, build_pool};
 
 /// Options of `sens-bench validate`.
 #[derive(Debug, Clone)]
@@ -124,9 +124,19 @@ pub fn validate_tasks(options: &TaskOptions) -> Result<ExitCode> {
         }
         rows
     };
-    let pooled = pool::run(options.jobs, &work, validate_once, |_| false);
+    let pools = tasks.iter().map(build_pool).collect::<Result<Vec<_>>>()?;
+    let groups = one_job_per_pool(&work, |task| pools[task].as_deref());
+    let validate_group = |group: &Vec<usize>| {
+        group
+            .iter()
+            .map(|&item| (item, validate_once(&work[item])))
+            .collect::<Vec<_>>()
+    };
+    let pooled = pool::run(options.jobs, &groups, validate_group, |_| false);
     let mut per_task: Vec<Vec<Vec<CheckResult>>> = vec![Vec::new(); tasks.len()];
-    for (item, rows) in pooled.done {
+    let mut done: Vec<_> = pooled.done.into_iter().flat_map(|(_, rows)| rows).collect();
+    done.sort_by_key(|&(item, _)| item);
+    for (item, rows) in done {
         per_task[work[item].0].push(rows?);
     }
     if exec::interrupted() {
@@ -157,6 +167,30 @@ pub fn validate_tasks(options: &TaskOptions) -> Result<ExitCode> {
         );
         Ok(ExitCode::from(1))
     }
+}
+
+/// The work items (task, attempt) in groups, each run one item after another
+/// by one job: the items of tasks whose copies lease from the same build pool
+/// together (a Rust task's pinned commit: run at once, each copy would build
+/// the dependencies in a folder of its own; one after the other, the next finds
+/// the last one's folder idle and built), every other item alone. Groups of a
+/// pool come first, the largest first, as they take the longest.
+fn one_job_per_pool<'a>(
+    work: &[(usize, usize)],
+    pool_of: impl Fn(usize) -> Option<&'a str>,
+) -> Vec<Vec<usize>> {
+    let mut pooled: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut alone = Vec::new();
+    for (item, &(task, _)) in work.iter().enumerate() {
+        match pool_of(task) {
+            Some(pool) => pooled.entry(pool).or_default().push(item),
+            None => alone.push(vec![item]),
+        }
+    }
+    let mut groups: Vec<Vec<usize>> = pooled.into_values().collect();
+    groups.sort_by_key(|group| std::cmp::Reverse(group.len()));
+    groups.extend(alone);
+    groups
 }
 
 /// One row per check over all attempts: the worst verdict (with its note), the
@@ -195,6 +229,30 @@ fn merge_attempts(attempts: &[Vec<CheckResult>]) -> Vec<CheckResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tasks_of_one_build_pool_share_a_job_and_the_rest_run_alone() {
+        // Tasks 0 and 2 on one commit, 3 on another, 1 and 4 on none; two attempts.
+        let pools = [Some("a"), None, Some("a"), Some("b"), None];
+        let work: Vec<(usize, usize)> = (0..2)
+            .flat_map(|attempt| (0..pools.len()).map(move |task| (task, attempt)))
+            .collect();
+        let groups = one_job_per_pool(&work, |task| pools[task]);
+        assert_eq!(
+            groups,
+            [
+                vec![0, 2, 5, 7],
+                vec![3, 8],
+                vec![1],
+                vec![4],
+                vec![6],
+                vec![9]
+            ]
+        );
+        let mut every: Vec<usize> = groups.concat();
+        every.sort_unstable();
+        assert_eq!(every, (0..work.len()).collect::<Vec<_>>());
+    }
 
     fn row(name: &str, verdict: CheckOutcome, runs: usize, unexpected: usize) -> CheckResult {
         CheckResult {

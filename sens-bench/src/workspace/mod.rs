@@ -23,6 +23,17 @@ pub mod git;
 pub mod hidden;
 pub mod sources;
 
+/// The pool of build folders a task's copies lease from, if any: Rust tasks on
+/// this repository share one per pinned commit (see [`Workspace::for_task`]).
+pub fn build_pool(task: &Task) -> Result<Option<String>> {
+    match &task.source {
+        Source::SelfRepo { rev, repo } if task.language == "rust" => Ok(Some(
+            resolve_commit(&Repository::open(repo)?, rev)?.to_string(),
+        )),
+        _ => Ok(None),
+    }
+}
+
 /// One materialized copy. The folder is removed when this is dropped.
 #[derive(Debug)]
 pub struct Workspace {
@@ -47,13 +58,10 @@ impl Workspace {
     pub fn for_task(task: &Task, cache: &Cache) -> Result<Workspace> {
         let mut env = Vec::new();
         let mut build = None;
-        if let Source::SelfRepo { rev, repo } = &task.source
-            && task.language == "rust"
-        {
+        if let Some(commit) = build_pool(task)? {
             // Copies of the same commit reuse idle build folders, so the
             // dependencies are compiled once per folder, not once per copy.
-            let commit = resolve_commit(&Repository::open(repo)?, rev)?;
-            let lease = cache.lease(&["cargo-target", &commit.to_string()])?;
+            let lease = cache.lease(&["cargo-target", &commit])?;
             env.push(("CARGO_TARGET_DIR".to_string(), path_string(&lease.dir)?));
             build = Some(lease);
         }
