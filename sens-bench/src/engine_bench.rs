@@ -215,9 +215,13 @@ pub fn bench(dir: &Path, cfg: &RuleConfig, runs: usize, verdict_runs: usize) -> 
 
     match crate::measure::jscpd::find() {
         Some(jscpd) => {
-            let (wall, summary) = run_jscpd(&jscpd, dir)?;
+            // The best of as many runs as the full index had: like against like.
+            let (mut wall, summary) = run_jscpd(&jscpd, dir)?;
+            for _ in 1..runs {
+                wall = wall.min(run_jscpd(&jscpd, dir)?.0);
+            }
             println!(
-                "jscpd: wall {:.3} s ({summary}); engine full index / jscpd = {:.2}",
+                "jscpd, best of {runs}: wall {:.3} s ({summary}); engine full index / jscpd = {:.2}",
                 wall.as_secs_f64(),
                 s.total / wall.as_secs_f64()
             );

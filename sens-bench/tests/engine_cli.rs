@@ -488,6 +488,7 @@ fn engine_bench_prints_the_ratio_rows_the_readme_quotes() {
         "PreToolUse verdict over",
         "PreToolUse verdict, worst CPU p99 over 2 runs:",
         "engine resident memory:",
+        "jscpd, best of 1: wall",
         "engine full index / jscpd =",
     ] {
         let value = number_after(&text, label);
