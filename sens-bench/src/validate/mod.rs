@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use crate::exec::{self, CommandLine, Confirmed, Outcome, Status};
 use crate::workspace::Workspace;
 use crate::workspace::cache::Cache;
+use crate::spec::hidden::Hidden;
 use crate::workspace::hidden::copy_hidden;
 
 pub mod fairness;
@@ -197,7 +198,7 @@ impl CheckedCopy {
     pub(crate) fn check_hidden(
         &mut self,
         name: &str,
-        hidden: &Path,
+        hidden: &Hidden,
         line: &str,
         expect: Expect,
     ) -> Result<CheckResult> {
