@@ -15,9 +15,20 @@ export interface Run {
   stderr: string;
 }
 
+// The folders this process makes, removed when it exits (one listener for them all:
+// a listener per folder would pass node's limit of 10 and warn).
+const made: string[] = [];
+process.on("exit", () => made.forEach((folder) => rmSync(folder, { recursive: true, force: true })));
+
+function madeFolder(prefix: string): string {
+  const folder = mkdtempSync(join(tmpdir(), prefix));
+  made.push(folder);
+  return folder;
+}
+
 // A fresh folder per test, so each test starts with no data file.
 export function workspace(): string {
-  return mkdtempSync(join(tmpdir(), "cuentas-hidden-"));
+  return madeFolder("cuentas-hidden-");
 }
 
 export function cuentas(dir: string, ...args: string[]): Run {
@@ -55,8 +66,7 @@ const readsWhereItLives = /import\.meta|__dirname|__filename|\brequire\b|execArg
 
 function built(): string[] | undefined {
   const esbuild = createRequire(fileURLToPath(loader))("esbuild");
-  const folder = mkdtempSync(join(tmpdir(), "cuentas-built-"));
-  process.on("exit", () => rmSync(folder, { recursive: true, force: true }));
+  const folder = madeFolder("cuentas-built-");
   const outfile = join(folder, "cli.mjs");
   let result;
   try {
