@@ -261,7 +261,10 @@ files = ["src/*.ts"]
         assert_eq!(sequence.steps.len(), 1);
         assert_eq!(sequence.steps[0].id, "01-a");
         let folders = sequence.steps[0].hidden.folders();
-        assert!(folders.len() == 1 && folders[0].is_absolute(), "{folders:?}");
+        assert!(
+            folders.len() == 1 && folders[0].is_absolute(),
+            "{folders:?}"
+        );
         assert_eq!(sequence.probes.len(), 2);
         assert!(sequence.probes[0].files.is_none());
         assert_eq!(sequence.commands.setup(), Some("npm ci"));

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::exec::{self, CommandLine, Confirmed, Outcome, Status};
+use crate::spec::hidden::Hidden;
 use crate::workspace::Workspace;
 use crate::workspace::cache::Cache;
-use crate::spec::hidden::Hidden;
 use crate::workspace::hidden::copy_hidden;
 
 pub mod fairness;

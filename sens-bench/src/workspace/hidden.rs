@@ -115,7 +115,6 @@ pub(super) fn copy_folder(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
