@@ -237,6 +237,11 @@ files = ["src/*.ts"]
 "#;
 
     fn load(sequence_toml: &str, probes_toml: &str) -> Result<Sequence> {
+        load_with(sequence_toml, probes_toml, &[])
+    }
+
+    /// [`load`] with more (empty) files in the sequence folder.
+    fn load_with(sequence_toml: &str, probes_toml: &str, files: &[&str]) -> Result<Sequence> {
         let root = tempfile::tempdir().expect("temp dir");
         let dir = root.path().join("s");
         std::fs::create_dir_all(dir.join("start/src")).expect("mkdir");
@@ -245,6 +250,11 @@ files = ["src/*.ts"]
         std::fs::write(dir.join("steps/01/reference.patch"), "").expect("write");
         std::fs::write(dir.join(SEQUENCE_FILE), sequence_toml).expect("write");
         std::fs::write(dir.join("probes.toml"), probes_toml).expect("write");
+        for file in files {
+            let path = dir.join(file);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(path, "").expect("write");
+        }
         load_sequence(&dir)
     }
 
@@ -277,21 +287,7 @@ files = ["src/*.ts"]
             "probes = \"probes.toml\"\n",
             "probes = \"probes.toml\"\nhidden_shared = \"hidden\"\n",
         );
-        let root = tempfile::tempdir().expect("temp dir");
-        let dir = root.path().join("s");
-        let write = |relative: &str, text: &str| {
-            let path = dir.join(relative);
-            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-            std::fs::write(path, text).expect("write");
-        };
-        write(SEQUENCE_FILE, &shared);
-        write("probes.toml", PROBES);
-        write("steps/01/prompt.md", "Add it.\n");
-        write("steps/01/reference.patch", "");
-        write("steps/01/hidden/hidden_tests/step01.test.ts", "");
-        std::fs::create_dir_all(dir.join("start")).expect("mkdir");
-
-        let err = format!("{:#}", load_sequence(&dir).expect_err("no shared folder"));
+        let err = error_of(&shared, PROBES);
         assert!(
             err.contains("sequence.toml")
                 && err.contains("field `hidden_shared`")
@@ -299,15 +295,21 @@ files = ["src/*.ts"]
             "{err}"
         );
 
-        write("hidden/hidden_tests/harness.ts", "");
-        let sequence = load_sequence(&dir).expect("a shared folder");
+        let harness = "hidden/hidden_tests/harness.ts";
+        let sequence = load_with(&shared, PROBES, &[harness]).expect("a shared folder");
         assert_eq!(
             sequence.steps[0].hidden.folders(),
-            [dir.join("hidden"), dir.join("steps/01/hidden")]
+            [
+                sequence.dir.join("hidden"),
+                sequence.dir.join("steps/01/hidden")
+            ]
         );
 
-        write("steps/01/hidden/hidden_tests/harness.ts", "");
-        let err = format!("{:#}", load_sequence(&dir).expect_err("a clash"));
+        let clash = ["steps/01/hidden/hidden_tests/harness.ts", harness];
+        let err = format!(
+            "{:#}",
+            load_with(&shared, PROBES, &clash).expect_err("a clash")
+        );
         assert!(
             err.contains("field `step[0].hidden` and field `hidden_shared`")
                 && err.contains("s/hidden/hidden_tests/harness.ts and ")
