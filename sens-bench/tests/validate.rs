@@ -35,6 +35,18 @@ impl Scratch {
             .expect("sens-bench runs")
     }
 
+    /// The text of the one log under `logs/` whose name ends with `suffix`.
+    fn log_of(&self, suffix: &str) -> String {
+        let walk = ignore::WalkBuilder::new(self.path().join("logs")).build();
+        let found: Vec<PathBuf> = walk
+            .filter_map(Result::ok)
+            .map(|entry| entry.into_path())
+            .filter(|path| path.to_string_lossy().ends_with(suffix))
+            .collect();
+        assert_eq!(found.len(), 1, "one log ending with {suffix}: {found:?}");
+        std::fs::read_to_string(&found[0]).expect("the log reads")
+    }
+
     fn validate(&self, task: &str, extra: &[&str]) -> (Option<i32>, String) {
         let tasks = fixtures().join("tasks");
         let tasks = tasks.to_str().expect("UTF-8 path");
@@ -296,6 +308,26 @@ fn a_two_step_sequence_validates_and_reports_sizes_and_probes() {
             vec!["02-pow", "7", "1", "1"],
         ],
         "{out}"
+    );
+    // The hidden command lists the hidden files it finds: on state 1 step 2's
+    // check finds only step 2's with the shared helper (step 1's are removed),
+    // and on state 2 every step's.
+    let listed = |check: &str| {
+        let found: Vec<String> = scratch
+            .log_of(&format!("{check}.log"))
+            .split_whitespace()
+            .filter(|word| word.ends_with(".sh"))
+            .map(str::to_string)
+            .collect();
+        found
+    };
+    assert_eq!(
+        listed("02-pow-hidden-tests-fail-before"),
+        ["step02.sh", "expect.sh"]
+    );
+    assert_eq!(
+        listed("02-pow-hidden-tests-pass-this-and-earlier-steps"),
+        ["step01.sh", "step02.sh", "expect.sh"]
     );
 }
 

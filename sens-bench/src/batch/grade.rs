@@ -18,7 +18,7 @@ use crate::measure::{self, Inputs};
 use crate::record::{Integrity, RunRecord};
 use crate::spec::conditions::Condition;
 use crate::workspace::diff::{ChangeSet, collect_changes};
-use crate::workspace::hidden::{Overwritten, copy_hidden, hidden_files};
+use crate::workspace::hidden::{Overwritten, copy_hidden};
 
 /// A test command's verdict after the retry rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,7 +275,9 @@ fn integrity_of(input: &Attempt<'_>, changes: &ChangeSet) -> anyhow::Result<Inte
     if let Ok(canonical) = input.task_dir.canonicalize() {
         task_paths.push(canonical.to_string_lossy().into_owned());
     }
-    let hidden: Vec<String> = hidden_files(input.hidden)?
+    let hidden: Vec<String> = input
+        .hidden
+        .files()?
         .into_iter()
         .map(|relative| relative.to_string_lossy().replace('\\', "/"))
         .collect();

@@ -16,6 +16,7 @@ use crate::measure::Size;
 use crate::record::RunStatus;
 use crate::spec::Commands;
 use crate::spec::files::{FileSet, Probe};
+use crate::spec::hidden::Hidden;
 use crate::workspace::Workspace;
 
 /// Why a run stopped before it was graded.
@@ -113,7 +114,7 @@ pub struct Attempt<'a> {
     /// The reference patch (the oracle plays it).
     pub reference: &'a Path,
     pub commands: &'a Commands,
-    pub hidden: &'a Path,
+    pub hidden: &'a Hidden,
     /// The task's (or sequence's) folder: the agent must not reach it.
     pub task_dir: &'a Path,
     pub size: Size<'a>,

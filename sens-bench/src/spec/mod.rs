@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 
 pub mod conditions;
 pub mod files;
+pub mod hidden;
 pub mod review_rules;
 pub mod sequence;
 pub mod task;

@@ -10,6 +10,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::files::{FileSet, Matcher, Probe, SyntaxQuery};
+use super::hidden::Hidden;
 use super::{Commands, Expect, check_language, check_name, existing, prompt_file, read_toml};
 
 /// The file name of a sequence inside its folder.
@@ -36,7 +37,8 @@ pub struct Sequence {
 pub struct Step {
     pub id: String,
     pub prompt: PathBuf,
-    pub hidden: PathBuf,
+    /// The sequence's shared hidden folder (if any) and the step's own.
+    pub hidden: Hidden,
     pub reference: PathBuf,
 }
 
@@ -50,6 +52,8 @@ struct RawSequence {
     #[serde(default)]
     size_exclude: Vec<String>,
     probes: PathBuf,
+    /// A folder of hidden files every step lays over the copy with its own.
+    hidden_shared: Option<PathBuf>,
     commands: Commands,
     #[serde(default)]
     step: Vec<RawStep>,
@@ -113,6 +117,10 @@ fn check_sequence(raw: RawSequence, dir: &Path) -> Result<Sequence> {
     if raw.step.is_empty() {
         bail!("no `[[step]]` entries: a sequence needs at least one step");
     }
+    let shared = raw
+        .hidden_shared
+        .map(|folder| existing(dir, "hidden_shared", &folder, Expect::Folder))
+        .transpose()?;
     let mut ids = BTreeSet::new();
     let mut steps = Vec::new();
     for (index, step) in raw.step.into_iter().enumerate() {
@@ -127,7 +135,7 @@ fn check_sequence(raw: RawSequence, dir: &Path) -> Result<Sequence> {
         }
         steps.push(Step {
             prompt: prompt_file(dir, &at("prompt"), &step.prompt)?,
-            hidden: existing(dir, &at("hidden"), &step.hidden, Expect::Folder)?,
+            hidden: step_hidden(dir, shared.as_deref(), &at("hidden"), &step.hidden)?,
             reference: existing(dir, &at("reference"), &step.reference, Expect::File)?,
             id: step.id,
         });
@@ -144,6 +152,15 @@ fn check_sequence(raw: RawSequence, dir: &Path) -> Result<Sequence> {
         commands: raw.commands,
         steps,
     })
+}
+
+/// A step's hidden files: the shared folder's (if any) with its own folder's,
+/// which must not put a file where the shared folder does.
+fn step_hidden(dir: &Path, shared: Option<&Path>, field: &str, own: &Path) -> Result<Hidden> {
+    let own = existing(dir, field, own, Expect::Folder)?;
+    let folders = shared.map(Path::to_path_buf).into_iter().chain([own]);
+    Hidden::layered(folders.collect())
+        .with_context(|| format!("field `{field}` and field `hidden_shared`"))
 }
 
 fn load_probes(file: &Path, language: &str) -> Result<Vec<Probe>> {
@@ -220,6 +237,11 @@ files = ["src/*.ts"]
 "#;
 
     fn load(sequence_toml: &str, probes_toml: &str) -> Result<Sequence> {
+        load_with(sequence_toml, probes_toml, &[])
+    }
+
+    /// [`load`] with more (empty) files in the sequence folder.
+    fn load_with(sequence_toml: &str, probes_toml: &str, files: &[&str]) -> Result<Sequence> {
         let root = tempfile::tempdir().expect("temp dir");
         let dir = root.path().join("s");
         std::fs::create_dir_all(dir.join("start/src")).expect("mkdir");
@@ -228,6 +250,11 @@ files = ["src/*.ts"]
         std::fs::write(dir.join("steps/01/reference.patch"), "").expect("write");
         std::fs::write(dir.join(SEQUENCE_FILE), sequence_toml).expect("write");
         std::fs::write(dir.join("probes.toml"), probes_toml).expect("write");
+        for file in files {
+            let path = dir.join(file);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(path, "").expect("write");
+        }
         load_sequence(&dir)
     }
 
@@ -243,11 +270,52 @@ files = ["src/*.ts"]
         let sequence = load(GOOD, PROBES).expect("good sequence");
         assert_eq!(sequence.steps.len(), 1);
         assert_eq!(sequence.steps[0].id, "01-a");
-        assert!(sequence.steps[0].hidden.is_absolute());
+        let folders = sequence.steps[0].hidden.folders();
+        assert!(
+            folders.len() == 1 && folders[0].is_absolute(),
+            "{folders:?}"
+        );
         assert_eq!(sequence.probes.len(), 2);
         assert!(sequence.probes[0].files.is_none());
         assert_eq!(sequence.commands.setup(), Some("npm ci"));
         assert!(sequence.size.matches(Path::new("src/a/b.ts")));
+    }
+
+    #[test]
+    fn a_shared_hidden_folder_joins_every_step_and_must_exist_without_clashes() {
+        let shared = GOOD.replace(
+            "probes = \"probes.toml\"\n",
+            "probes = \"probes.toml\"\nhidden_shared = \"hidden\"\n",
+        );
+        let err = error_of(&shared, PROBES);
+        assert!(
+            err.contains("sequence.toml")
+                && err.contains("field `hidden_shared`")
+                && err.contains("does not exist"),
+            "{err}"
+        );
+
+        let harness = "hidden/hidden_tests/harness.ts";
+        let sequence = load_with(&shared, PROBES, &[harness]).expect("a shared folder");
+        assert_eq!(
+            sequence.steps[0].hidden.folders(),
+            [
+                sequence.dir.join("hidden"),
+                sequence.dir.join("steps/01/hidden")
+            ]
+        );
+
+        let clash = ["steps/01/hidden/hidden_tests/harness.ts", harness];
+        let err = format!(
+            "{:#}",
+            load_with(&shared, PROBES, &clash).expect_err("a clash")
+        );
+        assert!(
+            err.contains("field `step[0].hidden` and field `hidden_shared`")
+                && err.contains("s/hidden/hidden_tests/harness.ts and ")
+                && err.contains("s/steps/01/hidden/hidden_tests/harness.ts"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
+use super::hidden::Hidden;
 use super::sequence::{self, Sequence};
 use super::{
     Commands, Expect, check_language, check_name, existing, prompt_file, read_toml, relative_inside,
@@ -52,7 +53,7 @@ pub struct Task {
     /// Absolute paths below.
     pub prompt: PathBuf,
     pub reference: PathBuf,
-    pub hidden: PathBuf,
+    pub hidden: Hidden,
     /// The agent's time limit.
     pub timeout: Duration,
     pub source: Source,
@@ -176,7 +177,7 @@ fn check_task(raw: RawTask, dir: &Path) -> Result<Task> {
         kind: raw.kind,
         prompt: prompt_file(dir, "prompt", &raw.prompt)?,
         reference: existing(dir, "reference", &raw.reference, Expect::File)?,
-        hidden: existing(dir, "hidden", &raw.hidden, Expect::Folder)?,
+        hidden: Hidden::folder(existing(dir, "hidden", &raw.hidden, Expect::Folder)?),
         timeout: Duration::from_secs(raw.timeout_s),
         subdir: relative_inside("source.subdir", &raw.source.subdir)?,
         source: check_source(raw.source, dir)?,
@@ -353,7 +354,7 @@ hidden = "python3 -m pytest -q hidden_tests"
         assert_eq!(task.kind, Kind::FarReuse);
         assert_eq!(task.timeout, Duration::from_secs(900));
         assert!(task.prompt.ends_with("t1/prompt.md"));
-        assert!(task.hidden.is_absolute());
+        assert!(task.hidden.folders()[0].is_absolute());
         assert_eq!(task.commands.setup(), None);
         assert!(matches!(
             task.source,

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::exec::{self, CommandLine, Confirmed, Outcome, Status};
+use crate::spec::hidden::Hidden;
 use crate::workspace::Workspace;
 use crate::workspace::cache::Cache;
 use crate::workspace::hidden::copy_hidden;
@@ -197,7 +198,7 @@ impl CheckedCopy {
     pub(crate) fn check_hidden(
         &mut self,
         name: &str,
-        hidden: &Path,
+        hidden: &Hidden,
         line: &str,
         expect: Expect,
     ) -> Result<CheckResult> {

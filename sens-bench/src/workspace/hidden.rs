@@ -1,58 +1,29 @@
 //! Folders laid over a copy: a source folder, and a task's (or step's) hidden
-//! files, which are copied in for grading, removed again, or saved and restored
-//! around the tests. One walk ([`walk`]) lists a folder for all of them, so what
-//! is saved is exactly what is copied.
+//! files ([`Hidden`]: a step's own folder with its sequence's shared one), which
+//! are copied in for grading, removed again, or saved and restored around the
+//! tests. One walk ([`entries`]) lists a folder for all of them, so what is saved
+//! is exactly what is copied.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use ignore::DirEntry;
 
-/// Every entry under `from` but `from` itself, with its path relative to it.
-/// Only the folder's own ignore files count (e.g. a source's `node_modules`),
-/// never this machine's global ones; `.git` is left out; other hidden files are
-/// listed.
-fn walk(from: &Path) -> impl Iterator<Item = Result<(PathBuf, DirEntry)>> + '_ {
-    ignore::WalkBuilder::new(from)
-        .hidden(false)
-        .git_global(false)
-        .git_exclude(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .build()
-        .filter(|entry| entry.as_ref().map_or(true, |e| e.depth() > 0))
-        .map(move |entry| {
-            let entry = entry.with_context(|| format!("cannot list {}", from.display()))?;
-            let relative = entry.path().strip_prefix(from).with_context(|| {
-                format!("{} is outside {}", entry.path().display(), from.display())
-            })?;
-            Ok((relative.to_path_buf(), entry))
-        })
-}
+use crate::spec::hidden::{Hidden, entries};
 
-/// The files (and links) of a hidden folder, relative to it: the paths they take
-/// in the project.
-pub fn hidden_files(hidden: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for entry in walk(hidden) {
-        let (relative, entry) = entry?;
-        if !entry.file_type().is_some_and(|kind| kind.is_dir()) {
-            files.push(relative);
-        }
-    }
-    Ok(files)
-}
-
-/// Copies the contents of a task's (or step's) hidden folder over the project,
+/// Copies the contents of a task's (or step's) hidden folders over the project,
 /// replacing files of the same name.
-pub fn copy_hidden(hidden: &Path, root: &Path) -> Result<()> {
-    copy_folder(hidden, root)
-        .with_context(|| format!("cannot copy the hidden files of {}", hidden.display()))
+pub fn copy_hidden(hidden: &Hidden, root: &Path) -> Result<()> {
+    for folder in hidden.folders() {
+        copy_folder(folder, root)
+            .with_context(|| format!("cannot copy the hidden files of {}", folder.display()))?;
+    }
+    Ok(())
 }
 
 /// Removes from `root` every file that `hidden` holds (the inverse of
 /// [`copy_hidden`]), so that a later check runs without them.
-pub fn remove_hidden(hidden: &Path, root: &Path) -> Result<()> {
-    for relative in hidden_files(hidden)? {
+pub fn remove_hidden(hidden: &Hidden, root: &Path) -> Result<()> {
+    for relative in hidden.files()? {
         let target = root.join(relative);
         match std::fs::remove_file(&target) {
             Ok(()) => {}
@@ -65,15 +36,15 @@ pub fn remove_hidden(hidden: &Path, root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// What the project held where a hidden folder's files land: each file's own
+/// What the project held where hidden files land: each file's own
 /// content, or `None` where the file is new.
 pub struct Overwritten(Vec<(PathBuf, Option<Vec<u8>>)>);
 
 impl Overwritten {
     /// Saves the project's files that copying `hidden` in would replace.
-    pub fn save(hidden: &Path, root: &Path) -> Result<Overwritten> {
+    pub fn save(hidden: &Hidden, root: &Path) -> Result<Overwritten> {
         let mut saved = Vec::new();
-        for relative in hidden_files(hidden)? {
+        for relative in hidden.files()? {
             let target = root.join(&relative);
             let before = match std::fs::read(&target) {
                 Ok(bytes) => Some(bytes),
@@ -110,10 +81,10 @@ impl Overwritten {
 }
 
 /// Copies every entry under `from` into `to` (which may exist), keeping modes
-/// and links, replacing files of the same name (see [`walk`] for what is left
+/// and links, replacing files of the same name (see [`entries`] for what is left
 /// out).
 pub(super) fn copy_folder(from: &Path, to: &Path) -> Result<()> {
-    for entry in walk(from) {
+    for entry in entries(from) {
         let (relative, entry) = entry?;
         let target = to.join(relative);
         let kind = entry
@@ -157,21 +128,30 @@ mod tests {
     #[test]
     fn hidden_files_go_in_for_grading_and_the_agents_files_come_back() {
         let dir = tempfile::tempdir().unwrap();
-        let (root, hidden) = (dir.path().join("project"), dir.path().join("hidden"));
+        let root = dir.path().join("project");
+        let (shared, own) = (dir.path().join("shared"), dir.path().join("own"));
         write(&root, "tests/test_a.py", "agent's version\n");
-        write(&hidden, "tests/test_a.py", "hidden version\n");
-        write(&hidden, "hidden_tests/deep/test_x.py", "hidden test\n");
+        write(&own, "tests/test_a.py", "hidden version\n");
+        write(&own, "hidden_tests/deep/test_x.py", "hidden test\n");
+        write(&shared, "hidden_tests/harness.py", "shared helper\n");
+        let hidden = Hidden::layered(vec![shared, own]).unwrap();
 
         let saved = Overwritten::save(&hidden, &root).unwrap();
         copy_hidden(&hidden, &root).unwrap();
         let read = |rel: &str| std::fs::read_to_string(root.join(rel)).unwrap();
         assert_eq!(read("tests/test_a.py"), "hidden version\n");
         assert_eq!(read("hidden_tests/deep/test_x.py"), "hidden test\n");
+        assert_eq!(read("hidden_tests/harness.py"), "shared helper\n");
         saved.restore(&root).unwrap();
         assert_eq!(read("tests/test_a.py"), "agent's version\n");
         assert!(
             !root.join("hidden_tests").exists(),
             "folders it brought go too"
         );
+
+        copy_hidden(&hidden, &root).unwrap();
+        remove_hidden(&hidden, &root).unwrap();
+        assert!(!root.join("hidden_tests/harness.py").exists());
+        assert!(!root.join("tests/test_a.py").exists());
     }
 }

@@ -249,7 +249,8 @@ mod tests {
         )
         .expect("copy");
         assert!(!copy.root.join("hidden_tests").exists());
-        copy_hidden(hidden.path(), &copy.root).expect("hidden copied");
+        let hidden = crate::spec::hidden::Hidden::folder(hidden.path().to_path_buf());
+        copy_hidden(&hidden, &copy.root).expect("hidden copied");
         assert_eq!(read(&copy.root, "hidden_tests/t.sh"), "exit 0\n");
         apply_patch(&copy.root, patch.path()).expect("applies");
         assert_eq!(read(&copy.root, "a.txt"), "one\nthree\n");
@@ -303,7 +304,7 @@ mod tests {
             kind: crate::spec::task::Kind::Plain,
             prompt: PathBuf::new(),
             reference: PathBuf::new(),
-            hidden: PathBuf::new(),
+            hidden: crate::spec::hidden::Hidden::folder(PathBuf::new()),
             timeout: std::time::Duration::from_secs(1),
             source: Source::SelfRepo {
                 repo: repo_dir.path().to_path_buf(),

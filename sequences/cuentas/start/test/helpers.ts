@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -12,9 +12,15 @@ export interface Run {
   stderr: string;
 }
 
+// The folders made for tests, removed when the process exits.
+const folders: string[] = [];
+process.on("exit", () => folders.forEach((folder) => rmSync(folder, { recursive: true, force: true })));
+
 // A fresh folder per test, so each test starts with no data file.
 export function workspace(): string {
-  return mkdtempSync(join(tmpdir(), "cuentas-test-"));
+  const folder = mkdtempSync(join(tmpdir(), "cuentas-test-"));
+  folders.push(folder);
+  return folder;
 }
 
 export function cuentas(dir: string, ...args: string[]): Run {
