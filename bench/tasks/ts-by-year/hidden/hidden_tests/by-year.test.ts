@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
+
+// The folders the tests make, removed when the process exits.
+const made: string[] = [];
+process.on("exit", () => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 const entry = resolve(import.meta.dirname, "..", "src", "cli.ts");
 const loader = import.meta.resolve("tsx");
@@ -20,6 +24,7 @@ function cuentas(dir: string, ...args: string[]) {
 // years, not in date order, with a year (2022) in which nothing was spent.
 function recorded(): string {
   const dir = mkdtempSync(join(tmpdir(), "cuentas-by-year-"));
+  made.push(dir);
   const expenses = [
     { date: "2023-12-31", cents: 120000, description: "Rent", category: "home" },
     { date: "2021-01-01", cents: 1250, description: "Bakery", category: "food" },

@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
+
+// The folders the tests make, removed when the process exits.
+const made: string[] = [];
+process.on("exit", () => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 const entry = resolve(import.meta.dirname, "..", "src", "cli.ts");
 const loader = import.meta.resolve("tsx");
@@ -17,7 +21,9 @@ function cuentas(dir: string, ...args: string[]) {
 }
 
 function workspace(): string {
-  return mkdtempSync(join(tmpdir(), "cuentas-every-month-"));
+  const dir = mkdtempSync(join(tmpdir(), "cuentas-every-month-"));
+  made.push(dir);
+  return dir;
 }
 
 function listed(dir: string): string[] {

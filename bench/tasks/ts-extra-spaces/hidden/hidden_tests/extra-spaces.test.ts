@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
+
+// The folders the tests make, removed when the process exits.
+const made: string[] = [];
+process.on("exit", () => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 const entry = resolve(import.meta.dirname, "..", "src", "cli.ts");
 const loader = import.meta.resolve("tsx");
@@ -20,6 +24,7 @@ function cuentas(dir: string, ...args: string[]) {
 // recorded with doubled spaces.
 function recorded(): string {
   const dir = mkdtempSync(join(tmpdir(), "cuentas-extra-spaces-"));
+  made.push(dir);
   const expenses = [
     { date: "2024-03-05", cents: 300, description: "Bus  ticket", category: "transport" },
     { date: "2024-03-06", cents: 2000, description: "Dinner", category: "Eating out" },
