@@ -1,0 +1,73 @@
+//! The suggestions' contextual model (`sens_engine::suggest::model`) against the
+//! same model in numpy (`scripts/minilm_reference.py`, which wrote
+//! `fixtures/minilm-reference.json`). Needs `.tools/minilm/`, which
+//! `scripts/setup.sh` installs.
+
+use std::path::PathBuf;
+
+use sens_engine::suggest::model::{MODEL_DIR, Model, cosine};
+
+fn model() -> Model {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../.tools")
+        .join(MODEL_DIR);
+    Model::load(&dir).unwrap_or_else(|e| panic!("{e:#} (scripts/setup.sh installs the model)"))
+}
+
+#[derive(serde::Deserialize)]
+struct Reference {
+    text: String,
+    ids: Vec<u32>,
+    vector: Vec<f32>,
+}
+
+#[test]
+fn the_forward_pass_matches_numpy_to_1e_4() {
+    let model = model();
+    let text = include_str!("fixtures/minilm-reference.json");
+    let references: Vec<Reference> = serde_json::from_str(text).unwrap();
+    let mut vectors = Vec::new();
+    for r in &references {
+        assert_eq!(
+            model.tokens(&r.text, 512),
+            r.ids[1..r.ids.len() - 1],
+            "{}",
+            r.text
+        );
+        let v = model.embed(&r.text, 512);
+        assert_eq!(v.len(), r.vector.len());
+        let worst = v
+            .iter()
+            .zip(&r.vector)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 1e-4, "{}: off by {worst}", r.text);
+        vectors.push(v);
+    }
+    // The model's published example: the two paraphrases at 0.755.
+    assert!((cosine(&vectors[0], &vectors[1]) - 0.755).abs() < 1e-3);
+}
+
+#[test]
+fn a_missing_or_corrupt_model_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = format!("{:#}", Model::load(dir.path()).unwrap_err());
+    assert!(err.contains("tokenizer.json"), "{err}");
+    std::fs::write(
+        dir.path().join("tokenizer.json"),
+        r#"{"model": {"vocab": {"[CLS]": 0, "[SEP]": 1, "[UNK]": 2}}}"#,
+    )
+    .unwrap();
+    for (name, bytes) in [
+        ("short", vec![1, 2, 3]),
+        (
+            "header past the end",
+            [&100u64.to_le_bytes()[..], b"{}"].concat(),
+        ),
+        ("no tensors", [&2u64.to_le_bytes()[..], b"{}"].concat()),
+    ] {
+        std::fs::write(dir.path().join("model.safetensors"), bytes).unwrap();
+        let err = format!("{:#}", Model::load(dir.path()).unwrap_err());
+        assert!(err.contains("model.safetensors"), "{name}: {err}");
+    }
+}
