@@ -5,7 +5,10 @@
 
 use std::path::PathBuf;
 
+use sens_engine::Engine;
+use sens_engine::config::RuleConfig;
 use sens_engine::suggest::model::{MODEL_DIR, Model, cosine};
+use sens_engine::suggest::{self, Ranking};
 
 fn model() -> Model {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -70,4 +73,50 @@ fn a_missing_or_corrupt_model_is_an_error_naming_the_file() {
         let err = format!("{:#}", Model::load(dir.path()).unwrap_err());
         assert!(err.contains("model.safetensors"), "{name}: {err}");
     }
+}
+
+/// A helper sharing no word with the prompt (`chunked` for `pieces of 500
+/// items`), next to one the words find.
+#[test]
+fn the_model_suggests_a_helper_the_words_miss_and_stays_silent_on_nothing_relevant() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("helpers.py"),
+        r#"def chunked(iterable, n):
+    """Break *iterable* into lists of length *n*; the last list may be shorter."""
+    out = []
+    for item in iterable:
+        out.append(item)
+        if len(out) == n:
+            yield out
+            out = []
+    if out:
+        yield out
+
+
+def send_order(order, client):
+    """Post one order to the shop's API."""
+    return client.post("/orders", json=order)
+"#,
+    )
+    .unwrap();
+    let engine = Engine::open(dir.path(), RuleConfig::default()).unwrap();
+    let index = engine.index();
+    let prompt = "send the orders to the shop in pieces of 500 items";
+    let names = |r: &Ranking| -> Vec<String> {
+        r.items.iter().map(|i| i.suggestion.name.clone()).collect()
+    };
+    let words = suggest::rank_with(index, prompt, None);
+    assert_eq!(names(&words), ["send_order"]);
+    // Until every candidate has its vector the words rank alone.
+    assert!(suggest::rank(index, prompt).best_cosine.is_none());
+    assert_eq!(suggest::prepare(index), 2);
+    let both = suggest::rank(index, prompt);
+    assert!(
+        !both.silent && names(&both).contains(&"chunked".to_string()),
+        "{:?}",
+        names(&both)
+    );
+    let poem = suggest::rank(index, "Write a poem about autumn leaves");
+    assert!(poem.best_cosine.is_some_and(|c| c < suggest::COSINE_VOUCH) && poem.silent);
 }

@@ -100,27 +100,29 @@ pub fn shared() -> Option<&'static Model> {
     static MODEL: OnceLock<Option<Model>> = OnceLock::new();
     MODEL
         .get_or_init(|| {
-            let loaded = match model_dir() {
-                Some(dir) => Model::load(&dir),
-                None => Err(anyhow::anyhow!(
-                    "no .tools/{MODEL_DIR}/ (scripts/setup.sh installs it) and SENS_MODEL unset"
-                )),
-            };
-            loaded
+            model_dir()
+                .and_then(|dir| Model::load(&dir))
                 .map_err(|e| eprintln!("sens: suggestions by words alone: {e:#}"))
                 .ok()
         })
         .as_ref()
 }
 
-fn model_dir() -> Option<PathBuf> {
+fn model_dir() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("SENS_MODEL") {
-        return (!p.is_empty()).then(|| PathBuf::from(p));
+        ensure!(!p.is_empty(), "SENS_MODEL is empty");
+        return Ok(PathBuf::from(p));
     }
-    let exe = std::env::current_exe().ok()?;
+    let exe = std::env::current_exe().context("no path to the running executable")?;
     exe.ancestors()
         .map(|dir| dir.join(".tools").join(MODEL_DIR))
         .find(|d| d.join(WEIGHTS_FILE).is_file())
+        .with_context(|| {
+            format!(
+                "no .tools/{MODEL_DIR}/ above {} (scripts/setup.sh installs it)",
+                exe.display()
+            )
+        })
 }
 
 impl Model {
