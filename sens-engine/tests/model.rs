@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 
 use sens_engine::Engine;
+use sens_engine::cache::IndexCache;
 use sens_engine::config::RuleConfig;
+use sens_engine::judge::Judge;
 use sens_engine::suggest::model::{MODEL_DIR, Model, cosine};
 use sens_engine::suggest::{self, Ranking};
 
@@ -119,4 +121,55 @@ def send_order(order, client):
     );
     let poem = suggest::rank(index, "Write a poem about autumn leaves");
     assert!(poem.best_cosine.is_some_and(|c| c < suggest::COSINE_VOUCH) && poem.silent);
+}
+
+/// Vectors made by an engine with an on-disk cache are there for the next one
+/// (another process: here a second model, whose memory holds none).
+#[test]
+fn a_background_pass_keeps_the_vectors_in_the_engines_cache_folder() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("dates.py"),
+        "def parse_iso_day(text):\n    \"\"\"Read a day written as 2024-01-31.\"\"\"\n    return text.split('-')\n",
+    )
+    .unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let cfg = RuleConfig::default();
+    let cache = IndexCache::open(store.path(), &cfg).unwrap();
+    let engine = Engine::open_with_cache(project.path(), cfg, Some(&cache)).unwrap();
+    engine.suggest("read the day the user typed").unwrap();
+    let file = || {
+        std::fs::read_dir(store.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "vec"))
+    };
+    // The pass runs on its own thread: wait for its file (renamed into place
+    // whole), or fail after two minutes.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while file().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no vectors file in the cache folder"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let unit = engine
+        .index()
+        .units()
+        .map(|(_, u)| u)
+        .find(|u| u.data.name == "parse_iso_day")
+        .unwrap();
+    let fresh = model();
+    assert!(fresh.cached(unit).is_none());
+    fresh.read_store(store.path());
+    let kept = fresh.cached(unit).expect("the kept vector");
+    let made = fresh.embed(&sens_engine::suggest::model::symbol_text(unit), 126);
+    assert!(cosine(&kept, &made) > 0.9999);
+    // A corrupt file holds nothing and breaks nothing.
+    std::fs::write(file().unwrap(), b"SENSMLV1 garbage").unwrap();
+    let other = model();
+    other.read_store(store.path());
+    assert!(other.cached(unit).is_none());
 }

@@ -29,6 +29,8 @@
 
 pub mod model;
 
+use std::path::Path;
+
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -111,11 +113,21 @@ impl Ranking {
 /// empty when none is relevant enough. Words alone until the model has every
 /// candidate's vector, which a background pass then computes.
 pub fn suggest(index: &Index, prompt: &str) -> Vec<Suggestion> {
-    let ranking = rank(index, prompt);
+    suggest_with_store(index, prompt, None)
+}
+
+/// [`suggest`], the symbol vectors also kept in the folder `store` (an engine's
+/// on-disk cache): read at the first suggestion, written after a background pass.
+pub fn suggest_with_store(index: &Index, prompt: &str, store: Option<&Path>) -> Vec<Suggestion> {
+    let model = model::shared();
+    if let (Some(m), Some(dir)) = (model, store) {
+        m.read_store(dir);
+    }
+    let ranking = rank_with(index, prompt, model);
     if ranking.best_cosine.is_none()
-        && let Some(m) = model::shared()
+        && let Some(m) = model
     {
-        m.prepare_in_background(&candidates(index));
+        m.prepare_in_background(&candidates(index), store);
     }
     if ranking.silent {
         return Vec::new();

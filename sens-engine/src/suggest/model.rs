@@ -14,6 +14,11 @@
 //! Symbol vectors are kept by a hash of the text they are made from (computed
 //! once per process, never stale); a ranking uses the model only once every
 //! candidate has its vector (`prepare`), so a list never mixes the two rankers.
+//! An engine with an on-disk cache folder keeps them there too, in one file per
+//! model and engine build (`minilm-<identity>.vec`: magic, `u32` dimensions, then
+//! records of a `u64` text hash and the vector's `f32`s, little-endian), read at
+//! its first suggestion and rewritten after each background pass, so the next
+//! engine on the project ranks with the model from its first prompt.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +41,8 @@ const LAYER_NORM_EPS: f32 = 1e-12;
 const SYMBOL_TOKENS: usize = 126;
 /// Word pieces of a prompt.
 const PROMPT_TOKENS: usize = 254;
+/// The on-disk vectors' magic.
+const STORE_MAGIC: &[u8; 8] = b"SENSMLV1";
 /// BERT's limit: a longer word is one unknown token.
 const MAX_WORD_CHARS: usize = 100;
 /// Comment markers that stand alone in a collapsed doc comment.
@@ -49,6 +56,10 @@ pub struct Model {
     symbols: Mutex<FxHashMap<u64, Arc<[f32]>>>,
     /// A background pass is at work.
     busy: AtomicBool,
+    /// The weights' and the engine build's hash: names the on-disk vectors.
+    identity: u64,
+    /// On-disk vector files already read.
+    stores_read: Mutex<Vec<PathBuf>>,
 }
 
 impl std::fmt::Debug for Model {
@@ -159,6 +170,13 @@ impl Model {
             weights,
             symbols: Mutex::default(),
             busy: AtomicBool::new(false),
+            identity: word_hash(&format!(
+                "{}\0{}\0{}",
+                crate::cache::ENGINE_BUILD,
+                bytes.len(),
+                String::from_utf8_lossy(&bytes[..bytes.len().min(8 + header_len(&bytes))])
+            )),
+            stores_read: Mutex::default(),
         })
     }
 
@@ -233,16 +251,81 @@ impl Model {
     }
 
     /// [`Model::prepare`] on a thread of its own, unless one is at work: the
-    /// resident engine answers by words alone until it is done.
-    pub fn prepare_in_background(&'static self, units: &[&Unit]) {
+    /// resident engine answers by words alone until it is done. With a `store`
+    /// folder, the vectors are written there when it is.
+    pub fn prepare_in_background(&'static self, units: &[&Unit], store: Option<&Path>) {
         let todo = self.missing(units);
         if todo.is_empty() || self.busy.swap(true, Ordering::AcqRel) {
             return;
         }
+        let store = store.map(Path::to_path_buf);
         std::thread::spawn(move || {
             self.embed_symbols(&todo);
+            if let Some(dir) = store
+                && let Err(e) = self.save_store(&dir)
+            {
+                // Costs the next engine its time, nothing else.
+                eprintln!("sens: symbol vectors not kept: {e:#}");
+            }
             self.busy.store(false, Ordering::Release);
         });
+    }
+
+    fn store_file(&self, dir: &Path) -> PathBuf {
+        dir.join(format!("minilm-{:016x}.vec", self.identity))
+    }
+
+    /// Takes the vectors the folder's file holds, once per folder; a missing,
+    /// short or foreign file holds none.
+    pub fn read_store(&self, dir: &Path) {
+        {
+            let mut read = self.stores_read.lock().unwrap_or_else(|e| e.into_inner());
+            if read.iter().any(|d| d == dir) {
+                return;
+            }
+            read.push(dir.to_path_buf());
+        }
+        let Ok(bytes) = std::fs::read(self.store_file(dir)) else {
+            return;
+        };
+        let dims = self.weights.hidden;
+        let record = 8 + 4 * dims;
+        let valid = bytes.len() >= 12
+            && bytes.starts_with(STORE_MAGIC)
+            && bytes[8..12] == (dims as u32).to_le_bytes()
+            && (bytes.len() - 12) % record == 0;
+        if !valid {
+            return;
+        }
+        let mut cache = self.lock();
+        for r in bytes[12..].chunks_exact(record) {
+            let mut key = [0u8; 8];
+            key.copy_from_slice(&r[..8]);
+            let v: Arc<[f32]> = r[8..]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            cache.entry(u64::from_le_bytes(key)).or_insert(v);
+        }
+    }
+
+    /// Writes every vector made so far to the folder's file (beside it, then
+    /// renamed over it: a reader sees a whole file or the old one).
+    pub fn save_store(&self, dir: &Path) -> Result<()> {
+        let mut out = STORE_MAGIC.to_vec();
+        out.extend((self.weights.hidden as u32).to_le_bytes());
+        for (key, v) in self.lock().iter() {
+            out.extend(key.to_le_bytes());
+            v.iter().for_each(|x| out.extend(x.to_le_bytes()));
+        }
+        let file = self.store_file(dir);
+        let tmp = tempfile::NamedTempFile::new_in(dir)
+            .with_context(|| format!("cannot write in {}", dir.display()))?;
+        std::fs::write(tmp.path(), &out)
+            .with_context(|| format!("cannot write {}", tmp.path().display()))?;
+        tmp.persist(&file)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        Ok(())
     }
 
     fn embed_symbols(&self, todo: &[(u64, String)]) {
@@ -350,6 +433,14 @@ fn basic_words(text: &str) -> Vec<String> {
 /// The cosine of two unit vectors.
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     f64::from(a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>())
+}
+
+/// A safetensors file's header length (0 when it is too short to say).
+fn header_len(bytes: &[u8]) -> usize {
+    bytes
+        .get(..8)
+        .and_then(|b| usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok())
+        .unwrap_or(0)
 }
 
 fn read_vocab(path: &Path) -> Result<FxHashMap<String, u32>> {
