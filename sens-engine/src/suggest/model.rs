@@ -170,12 +170,7 @@ impl Model {
             weights,
             symbols: Mutex::default(),
             busy: AtomicBool::new(false),
-            identity: word_hash(&format!(
-                "{}\0{}\0{}",
-                crate::cache::ENGINE_BUILD,
-                bytes.len(),
-                String::from_utf8_lossy(&bytes[..bytes.len().min(8 + header_len(&bytes))])
-            )),
+            identity: identity(&bytes),
             stores_read: Mutex::default(),
         })
     }
@@ -435,12 +430,27 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     f64::from(a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>())
 }
 
-/// A safetensors file's header length (0 when it is too short to say).
-fn header_len(bytes: &[u8]) -> usize {
-    bytes
+/// What names the on-disk vectors: the engine build, the weights file's length
+/// and its header (every tensor's shape and place).
+fn identity(weights: &[u8]) -> u64 {
+    let header = split_header(weights).map_or(&[][..], |(h, _)| h);
+    word_hash(&format!(
+        "{}\0{}\0{}",
+        crate::cache::ENGINE_BUILD,
+        weights.len(),
+        String::from_utf8_lossy(header)
+    ))
+}
+
+/// A safetensors file's JSON header and data.
+fn split_header(bytes: &[u8]) -> Result<(&[u8], &[u8])> {
+    let len: [u8; 8] = bytes
         .get(..8)
-        .and_then(|b| usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok())
-        .unwrap_or(0)
+        .and_then(|b| b.try_into().ok())
+        .context("shorter than its header")?;
+    let n = usize::try_from(u64::from_le_bytes(len)).context("header length")?;
+    let header = bytes.get(8..8 + n).context("truncated header")?;
+    Ok((header, &bytes[8 + n..]))
 }
 
 fn read_vocab(path: &Path) -> Result<FxHashMap<String, u32>> {
@@ -468,21 +478,25 @@ impl Weights {
             shape: Vec<usize>,
             data_offsets: [usize; 2],
         }
-        ensure!(bytes.len() >= 8, "shorter than its header");
-        let mut len = [0u8; 8];
-        len.copy_from_slice(&bytes[..8]);
-        let n = usize::try_from(u64::from_le_bytes(len)).context("header length")?;
-        let header = bytes.get(8..8 + n).context("truncated header")?;
-        let mut entries: FxHashMap<String, serde_json::Value> =
+        let (header, data) = split_header(bytes)?;
+        let mut values: FxHashMap<String, serde_json::Value> =
             serde_json::from_slice(header).context("header is not JSON")?;
-        entries.remove("__metadata__");
-        let data = &bytes[8 + n..];
-        let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>> {
-            let value = entries
+        values.remove("__metadata__");
+        let entries: FxHashMap<String, Entry> = values
+            .into_iter()
+            .map(|(name, v)| {
+                let e = serde_json::from_value(v)
+                    .with_context(|| format!("tensor {name}: bad header entry"))?;
+                Ok((name, e))
+            })
+            .collect::<Result<_>>()?;
+        let entry = |name: &str| {
+            entries
                 .get(name)
-                .with_context(|| format!("no tensor {name}"))?;
-            let e: Entry = serde_json::from_value(value.clone())
-                .with_context(|| format!("tensor {name}: bad header entry"))?;
+                .with_context(|| format!("no tensor {name}"))
+        };
+        let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>> {
+            let e = entry(name)?;
             ensure!(
                 e.dtype == "F32",
                 "tensor {name}: dtype {}, not F32",
@@ -507,14 +521,7 @@ impl Weights {
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect())
         };
-        let shape_of = |name: &str| -> Result<Vec<usize>> {
-            let value = entries
-                .get(name)
-                .with_context(|| format!("no tensor {name}"))?;
-            let e: Entry = serde_json::from_value(value.clone())
-                .with_context(|| format!("tensor {name}: bad header entry"))?;
-            Ok(e.shape)
-        };
+        let shape_of = |name: &str| entry(name).map(|e| e.shape.clone());
         let words_shape = shape_of("embeddings.word_embeddings.weight")?;
         let [vocab, hidden] = words_shape[..] else {
             bail!("word embeddings of shape {words_shape:?}");
