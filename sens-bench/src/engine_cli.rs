@@ -431,6 +431,8 @@ fn suggest(
     explain: bool,
 ) -> Result<ExitCode> {
     let engine = Engine::open(dir, cfg.clone())?;
+    // A command runs once: the model's background pass, in the foreground.
+    suggest::prepare(engine.index());
     if explain {
         let ranking = suggest::rank(engine.index(), prompt);
         if json {
@@ -477,12 +479,21 @@ fn explain_table(r: &Ranking) -> String {
             "the list is given"
         }
     );
+    if let Some(c) = r.best_cosine {
+        out.push_str(&format!(
+            "best cosine {c:.3} (vouches from {:.2})\n",
+            suggest::COSINE_VOUCH
+        ));
+    }
     for item in &r.items {
         out.push_str(&format!(
             "{}\n    coverage {:.3}:",
             suggestion_line(&item.suggestion),
             item.coverage
         ));
+        if let Some(c) = item.cosine {
+            out.push_str(&format!(" cosine {c:.3}"));
+        }
         for m in &item.matches {
             let fields: Vec<String> = m.fields.iter().map(|(f, n)| format!("{f}x{n}")).collect();
             out.push_str(&format!(

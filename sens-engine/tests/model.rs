@@ -1,0 +1,175 @@
+//! The suggestions' contextual model (`sens_engine::suggest::model`) against the
+//! same model in numpy (`scripts/minilm_reference.py`, which wrote
+//! `fixtures/minilm-reference.json`). Needs `.tools/minilm/`, which
+//! `scripts/setup.sh` installs.
+
+use std::path::PathBuf;
+
+use sens_engine::Engine;
+use sens_engine::cache::IndexCache;
+use sens_engine::config::RuleConfig;
+use sens_engine::judge::Judge;
+use sens_engine::suggest::model::{MODEL_DIR, Model, cosine};
+use sens_engine::suggest::{self, Ranking};
+
+fn model() -> Model {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../.tools")
+        .join(MODEL_DIR);
+    Model::load(&dir).unwrap_or_else(|e| panic!("{e:#} (scripts/setup.sh installs the model)"))
+}
+
+#[derive(serde::Deserialize)]
+struct Reference {
+    text: String,
+    ids: Vec<u32>,
+    vector: Vec<f32>,
+}
+
+#[test]
+fn the_forward_pass_matches_numpy_to_1e_4() {
+    let model = model();
+    let text = include_str!("fixtures/minilm-reference.json");
+    let references: Vec<Reference> = serde_json::from_str(text).unwrap();
+    let mut vectors = Vec::new();
+    for r in &references {
+        assert_eq!(
+            model.tokens(&r.text, 512),
+            r.ids[1..r.ids.len() - 1],
+            "{}",
+            r.text
+        );
+        let v = model.embed(&r.text, 512);
+        assert_eq!(v.len(), r.vector.len());
+        let worst = v
+            .iter()
+            .zip(&r.vector)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 1e-4, "{}: off by {worst}", r.text);
+        vectors.push(v);
+    }
+    // The model's published example: the two paraphrases at 0.755.
+    assert!((cosine(&vectors[0], &vectors[1]) - 0.755).abs() < 1e-3);
+}
+
+#[test]
+fn a_missing_or_corrupt_model_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = format!("{:#}", Model::load(dir.path()).unwrap_err());
+    assert!(err.contains("tokenizer.json"), "{err}");
+    std::fs::write(
+        dir.path().join("tokenizer.json"),
+        r#"{"model": {"vocab": {"[CLS]": 0, "[SEP]": 1, "[UNK]": 2}}}"#,
+    )
+    .unwrap();
+    for (name, bytes) in [
+        ("short", vec![1, 2, 3]),
+        (
+            "header past the end",
+            [&100u64.to_le_bytes()[..], b"{}"].concat(),
+        ),
+        ("no tensors", [&2u64.to_le_bytes()[..], b"{}"].concat()),
+    ] {
+        std::fs::write(dir.path().join("model.safetensors"), bytes).unwrap();
+        let err = format!("{:#}", Model::load(dir.path()).unwrap_err());
+        assert!(err.contains("model.safetensors"), "{name}: {err}");
+    }
+}
+
+/// A helper sharing no word with the prompt (`chunked` for `pieces of 500
+/// items`), next to one the words find.
+#[test]
+fn the_model_suggests_a_helper_the_words_miss_and_stays_silent_on_nothing_relevant() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("helpers.py"),
+        r#"def chunked(iterable, n):
+    """Break *iterable* into lists of length *n*; the last list may be shorter."""
+    out = []
+    for item in iterable:
+        out.append(item)
+        if len(out) == n:
+            yield out
+            out = []
+    if out:
+        yield out
+
+
+def send_order(order, client):
+    """Post one order to the shop's API."""
+    return client.post("/orders", json=order)
+"#,
+    )
+    .unwrap();
+    let engine = Engine::open(dir.path(), RuleConfig::default()).unwrap();
+    let index = engine.index();
+    let prompt = "send the orders to the shop in pieces of 500 items";
+    let names = |r: &Ranking| -> Vec<String> {
+        r.items.iter().map(|i| i.suggestion.name.clone()).collect()
+    };
+    let words = suggest::rank_with(index, prompt, None);
+    assert_eq!(names(&words), ["send_order"]);
+    // Until every candidate has its vector the words rank alone.
+    assert!(suggest::rank(index, prompt).best_cosine.is_none());
+    assert_eq!(suggest::prepare(index), 2);
+    let both = suggest::rank(index, prompt);
+    assert!(
+        !both.silent && names(&both).contains(&"chunked".to_string()),
+        "{:?}",
+        names(&both)
+    );
+    let poem = suggest::rank(index, "Write a poem about autumn leaves");
+    assert!(poem.best_cosine.is_some_and(|c| c < suggest::COSINE_VOUCH) && poem.silent);
+}
+
+/// Vectors made by an engine with an on-disk cache are there for the next one
+/// (another process: here a second model, whose memory holds none).
+#[test]
+fn a_background_pass_keeps_the_vectors_in_the_engines_cache_folder() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("dates.py"),
+        "def parse_iso_day(text):\n    \"\"\"Read a day written as 2024-01-31.\"\"\"\n    return text.split('-')\n",
+    )
+    .unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let cfg = RuleConfig::default();
+    let cache = IndexCache::open(store.path(), &cfg).unwrap();
+    let engine = Engine::open_with_cache(project.path(), cfg, Some(&cache)).unwrap();
+    engine.suggest("read the day the user typed").unwrap();
+    let file = || {
+        std::fs::read_dir(store.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "vec"))
+    };
+    // The pass runs on its own thread: wait for its file (renamed into place
+    // whole), or fail after two minutes.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while file().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no vectors file in the cache folder"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let unit = engine
+        .index()
+        .units()
+        .map(|(_, u)| u)
+        .find(|u| u.data.name == "parse_iso_day")
+        .unwrap();
+    let fresh = model();
+    assert!(fresh.cached(unit).is_none());
+    fresh.read_store(store.path());
+    let kept = fresh.cached(unit).expect("the kept vector");
+    let made = fresh.embed(&sens_engine::suggest::model::symbol_text(unit), 126);
+    assert!(cosine(&kept, &made) > 0.9999);
+    // A corrupt file holds nothing and breaks nothing.
+    std::fs::write(file().unwrap(), b"SENSMLV1 garbage").unwrap();
+    let other = model();
+    other.read_store(store.path());
+    assert!(other.cached(unit).is_none());
+}
