@@ -173,3 +173,31 @@ fn a_background_pass_keeps_the_vectors_in_the_engines_cache_folder() {
     other.read_store(store.path());
     assert!(other.cached(unit).is_none());
 }
+
+/// A benchmark run's engine makes every vector before its agent starts, into
+/// its cache folder at once: its first suggestion already ranks with the model.
+#[test]
+fn an_engine_prepared_before_its_first_prompt_ranks_with_the_model_at_once() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(
+        project.path().join("money.py"),
+        "def cents_to_text(cents):\n    \"\"\"Show an amount of cents as euros, like 12.50.\"\"\"\n    return f'{cents // 100}.{cents % 100:02d}'\n\n\ndef sum_cents(amounts):\n    \"\"\"Add up amounts given in cents.\"\"\"\n    return sum(amounts)\n",
+    )
+    .unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let cfg = RuleConfig::default();
+    let cache = IndexCache::open(store.path(), &cfg).unwrap();
+    let engine = Engine::open_with_cache(project.path(), cfg, Some(&cache)).unwrap();
+    assert_eq!(engine.prepare_suggestions().unwrap(), 2);
+    let kept = std::fs::read_dir(store.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.path().extension().is_some_and(|x| x == "vec"));
+    assert!(kept, "no vectors file in the cache folder");
+    let first = suggest::rank(engine.index(), "print the price of the basket in euros");
+    assert!(
+        first.best_cosine.is_some(),
+        "the first ranking is by words alone"
+    );
+    assert_eq!(engine.prepare_suggestions().unwrap(), 0);
+}

@@ -63,6 +63,11 @@ pub fn engine_handler(
     handler: HandlerOptions,
 ) -> anyhow::Result<Session> {
     let engine = open_engine(workspace, &handler.rules, handler.cache)?;
+    // Part of the engine's start, so no run's first suggestion ranks by words
+    // alone while the model's vectors are still being made.
+    engine
+        .prepare_suggestions()
+        .with_context(|| format!("embedding the symbols of {}", workspace.display()))?;
     let mut options = session_options(ledger, &handler.rules);
     options.tools = handler.tools;
     options.review = handler.review;

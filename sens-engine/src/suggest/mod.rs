@@ -141,6 +141,20 @@ pub fn prepare(index: &Index) -> usize {
     model::shared().map_or(0, |m| m.prepare(&candidates(index)))
 }
 
+/// [`prepare`] with the vectors also kept in the folder `store`: read from it
+/// first, written back when the pass made any.
+pub fn prepare_with_store(index: &Index, store: &Path) -> anyhow::Result<usize> {
+    let Some(m) = model::shared() else {
+        return Ok(0);
+    };
+    m.read_store(store);
+    let made = m.prepare(&candidates(index));
+    if made > 0 {
+        m.save_store(store)?;
+    }
+    Ok(made)
+}
+
 /// The ranking behind [`suggest`], with what scored.
 pub fn rank(index: &Index, prompt: &str) -> Ranking {
     rank_with(index, prompt, model::shared())
