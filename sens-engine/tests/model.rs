@@ -123,28 +123,37 @@ def send_order(order, client):
     assert!(poem.best_cosine.is_some_and(|c| c < suggest::COSINE_VOUCH) && poem.silent);
 }
 
-/// Vectors made by an engine with an on-disk cache are there for the next one
-/// (another process: here a second model, whose memory holds none).
-#[test]
-fn a_background_pass_keeps_the_vectors_in_the_engines_cache_folder() {
+/// An engine on a project of one file, with an on-disk cache folder (the
+/// project's and the cache's folders are returned to keep them alive).
+fn cached_engine(name: &str, text: &str) -> (tempfile::TempDir, tempfile::TempDir, Engine) {
     let project = tempfile::tempdir().unwrap();
-    std::fs::write(
-        project.path().join("dates.py"),
-        "def parse_iso_day(text):\n    \"\"\"Read a day written as 2024-01-31.\"\"\"\n    return text.split('-')\n",
-    )
-    .unwrap();
+    std::fs::write(project.path().join(name), text).unwrap();
     let store = tempfile::tempdir().unwrap();
     let cfg = RuleConfig::default();
     let cache = IndexCache::open(store.path(), &cfg).unwrap();
     let engine = Engine::open_with_cache(project.path(), cfg, Some(&cache)).unwrap();
+    (project, store, engine)
+}
+
+/// The vectors file in a cache folder, if any.
+fn vectors_file(store: &std::path::Path) -> Option<PathBuf> {
+    std::fs::read_dir(store)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "vec"))
+}
+
+/// Vectors made by an engine with an on-disk cache are there for the next one
+/// (another process: here a second model, whose memory holds none).
+#[test]
+fn a_background_pass_keeps_the_vectors_in_the_engines_cache_folder() {
+    let (_project, store, engine) = cached_engine(
+        "dates.py",
+        "def parse_iso_day(text):\n    \"\"\"Read a day written as 2024-01-31.\"\"\"\n    return text.split('-')\n",
+    );
     engine.suggest("read the day the user typed").unwrap();
-    let file = || {
-        std::fs::read_dir(store.path())
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .find(|p| p.extension().is_some_and(|x| x == "vec"))
-    };
+    let file = || vectors_file(store.path());
     // The pass runs on its own thread: wait for its file (renamed into place
     // whole), or fail after two minutes.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
@@ -178,22 +187,15 @@ fn a_background_pass_keeps_the_vectors_in_the_engines_cache_folder() {
 /// its cache folder at once: its first suggestion already ranks with the model.
 #[test]
 fn an_engine_prepared_before_its_first_prompt_ranks_with_the_model_at_once() {
-    let project = tempfile::tempdir().unwrap();
-    std::fs::write(
-        project.path().join("money.py"),
+    let (_project, store, engine) = cached_engine(
+        "money.py",
         "def cents_to_text(cents):\n    \"\"\"Show an amount of cents as euros, like 12.50.\"\"\"\n    return f'{cents // 100}.{cents % 100:02d}'\n\n\ndef sum_cents(amounts):\n    \"\"\"Add up amounts given in cents.\"\"\"\n    return sum(amounts)\n",
-    )
-    .unwrap();
-    let store = tempfile::tempdir().unwrap();
-    let cfg = RuleConfig::default();
-    let cache = IndexCache::open(store.path(), &cfg).unwrap();
-    let engine = Engine::open_with_cache(project.path(), cfg, Some(&cache)).unwrap();
+    );
     assert_eq!(engine.prepare_suggestions().unwrap(), 2);
-    let kept = std::fs::read_dir(store.path())
-        .unwrap()
-        .filter_map(Result::ok)
-        .any(|e| e.path().extension().is_some_and(|x| x == "vec"));
-    assert!(kept, "no vectors file in the cache folder");
+    assert!(
+        vectors_file(store.path()).is_some(),
+        "no vectors file in the cache folder"
+    );
     let first = suggest::rank(engine.index(), "print the price of the basket in euros");
     assert!(
         first.best_cosine.is_some(),

@@ -168,15 +168,7 @@ pub fn rank_with(index: &Index, prompt: &str, model: Option<&model::Model>) -> R
     let hashes: Vec<u64> = words.iter().map(|w| word_hash(w)).collect();
     let candidates = candidates(index);
     let mut items = score(index, &candidates, &words, &hashes);
-    items.sort_by(|a, b| {
-        b.suggestion
-            .score
-            .total_cmp(&a.suggestion.score)
-            .then_with(|| {
-                (&a.suggestion.file, a.suggestion.line)
-                    .cmp(&(&b.suggestion.file, b.suggestion.line))
-            })
-    });
+    items.sort_by(best_first);
     let mut seen = rustc_hash::FxHashSet::default();
     items.retain(|r| seen.insert(r.suggestion.name.clone()));
     let best = items.first().map_or(0.0, |r| r.suggestion.score);
@@ -249,17 +241,20 @@ fn blend(index: &Index, items: Vec<Ranked>, candidates: &[&Unit], cos: &[f64]) -
         r.suggestion.score =
             r.coverage + COSINE_WEIGHT * (r.cosine.unwrap_or(0.0) - COSINE_BASE).max(0.0);
     }
-    out.sort_by(|a, b| {
-        b.suggestion
-            .score
-            .total_cmp(&a.suggestion.score)
-            .then_with(|| {
-                (&a.suggestion.file, a.suggestion.line)
-                    .cmp(&(&b.suggestion.file, b.suggestion.line))
-            })
-    });
+    out.sort_by(best_first);
     out.truncate(MAX_SUGGESTIONS);
     out
+}
+
+/// Highest score first; ties in file and line order, so a ranking is the same
+/// on every run.
+fn best_first(a: &Ranked, b: &Ranked) -> std::cmp::Ordering {
+    b.suggestion
+        .score
+        .total_cmp(&a.suggestion.score)
+        .then_with(|| {
+            (&a.suggestion.file, a.suggestion.line).cmp(&(&b.suggestion.file, b.suggestion.line))
+        })
 }
 
 /// What a suggestion says of a unit.
