@@ -693,8 +693,8 @@ fn attention(q: &[f32], k: &[f32], v: &[f32], n: usize, d: usize) -> Vec<f32> {
     let mut scores = vec![0.0f32; n * n];
     for h in 0..HEADS {
         let at = h * hd;
-        scores.iter_mut().for_each(|s| *s = 0.0);
-        // Q_h K_h^T: K's head as the `hd x n` right operand.
+        // Q_h K_h^T (`beta` 0 overwrites the last head's scores): K's head as the
+        // `hd x n` right operand.
         gemm(
             (n, hd, n),
             Operand(&q[at..], d, 1),
