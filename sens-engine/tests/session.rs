@@ -63,6 +63,19 @@ fn a_ledger_inside_the_project_is_refused_unless_under_sens() -> anyhow::Result<
 }
 
 #[test]
+fn a_session_without_suggestions_answers_a_related_prompt_quietly() -> anyhow::Result<()> {
+    let mut project = Project::with_options(|o| o.suggestions = false)?;
+    assert_eq!(
+        project.handle(&project.prompt("make the total double")),
+        json!({})
+    );
+    let lines = project.ledger_lines()?;
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["verdict"], "quiet", "{lines:?}");
+    Ok(())
+}
+
+#[test]
 fn prompt_checkpoints_without_touching_the_repository() -> anyhow::Result<()> {
     let mut project = Project::new()?;
     project.write("notes/untracked.txt", "new\n")?;

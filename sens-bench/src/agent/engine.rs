@@ -50,6 +50,9 @@ pub struct HandlerOptions<'a> {
     pub review: Option<ReviewOptions>,
     /// The harness's own ignore patterns ([`crate::workspace::Workspace::excluded`]).
     pub excluded: &'a [String],
+    /// No suggestions at the prompts, and so no symbol embedded at the start:
+    /// for checks that judge the engine's decisions alone.
+    pub without_suggestions: bool,
 }
 
 /// The C2 hook handler for `workspace` (a git repository): the engine, with the
@@ -65,10 +68,13 @@ pub fn engine_handler(
     let engine = open_engine(workspace, &handler.rules, handler.cache)?;
     // Part of the engine's start, so no run's first suggestion ranks by words
     // alone while the model's vectors are still being made.
-    engine
-        .prepare_suggestions()
-        .with_context(|| format!("embedding the symbols of {}", workspace.display()))?;
+    if !handler.without_suggestions {
+        engine
+            .prepare_suggestions()
+            .with_context(|| format!("embedding the symbols of {}", workspace.display()))?;
+    }
     let mut options = session_options(ledger, &handler.rules);
+    options.suggestions = !handler.without_suggestions;
     options.tools = handler.tools;
     options.review = handler.review;
     options.excluded = handler.excluded.to_vec();

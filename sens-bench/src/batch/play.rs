@@ -116,6 +116,7 @@ impl BatchFolder {
             cache: cache.as_deref(),
             review: review_options(input.root, condition, options.api.as_ref())?,
             excluded: input.excluded,
+            without_suggestions: false,
         };
         let started = std::time::Instant::now();
         let handler =

@@ -4,7 +4,8 @@
 //! PreToolUse for every tool call of the oracle's scenario (each Write with the
 //! file's whole new content), the patch applied, one PostToolUse rescan, and a
 //! Stop. Every denial, block or pause is an unjust decision by construction,
-//! reported with its rule; the task is invalid then.
+//! reported with its rule; the task is invalid then. The prompt gets no
+//! suggestions: they decide nothing, and ranking them would embed every symbol.
 
 use std::path::Path;
 
@@ -46,7 +47,10 @@ impl FairPlay {
         let session = engine_handler(
             root,
             &ledger.path().join(crate::measure::ledger::LEDGER_FILE),
-            HandlerOptions::default(),
+            HandlerOptions {
+                without_suggestions: true,
+                ..HandlerOptions::default()
+            },
         )?;
         let mut play = Self {
             session,

@@ -66,6 +66,9 @@ pub struct SessionOptions {
     /// HEAD's `.gitignore` files: a harness's own exclusions, such as what its
     /// set-up created (README "Ignore rules that count").
     pub excluded: Vec<String>,
+    /// Give the agent the suggestions at each prompt. Off where only the
+    /// decisions count (the bench's fairness check): no symbol is embedded then.
+    pub suggestions: bool,
 }
 
 impl SessionOptions {
@@ -79,6 +82,7 @@ impl SessionOptions {
             human_decision: None,
             review: None,
             excluded: Vec::new(),
+            suggestions: true,
         }
     }
 }
@@ -555,7 +559,11 @@ impl Session {
         let suggestions = match &mut self.judge {
             Some(judge) => {
                 judge.note_prompt(prompt);
-                judge.suggest(prompt)?
+                if self.options.suggestions {
+                    judge.suggest(prompt)?
+                } else {
+                    Vec::new()
+                }
             }
             None => Vec::new(),
         };

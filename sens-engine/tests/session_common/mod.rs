@@ -146,6 +146,11 @@ pub struct Project {
 
 impl Project {
     pub fn new() -> anyhow::Result<Self> {
+        Self::with_options(|_| {})
+    }
+
+    /// A project whose session takes the default options as `edit` changes them.
+    pub fn with_options(edit: impl FnOnce(&mut SessionOptions)) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
         let root = dir.path().join("proj");
         std::fs::create_dir_all(root.join("src"))?;
@@ -160,7 +165,9 @@ impl Project {
         let fail = Arc::new(AtomicBool::new(false));
         let ledger = dir.path().join("hooks.jsonl");
         let judge = MarkerJudge::new(&root, fail.clone());
-        let session = Session::new(&root, Box::new(judge), SessionOptions::new(ledger.clone()))?;
+        let mut options = SessionOptions::new(ledger.clone());
+        edit(&mut options);
+        let session = Session::new(&root, Box::new(judge), options)?;
         Ok(Self {
             _dir: dir,
             root,
