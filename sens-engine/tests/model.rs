@@ -54,6 +54,27 @@ fn the_forward_pass_matches_numpy_to_1e_4() {
 }
 
 #[test]
+fn texts_embedded_together_get_the_vectors_each_gets_alone() {
+    let model = model();
+    let text = include_str!("fixtures/minilm-reference.json");
+    let references: Vec<Reference> = serde_json::from_str(text).unwrap();
+    // Of different lengths, so that each sequence's rows sit at another offset.
+    let texts: Vec<&str> = references.iter().map(|r| r.text.as_str()).collect();
+    let together = model.embed_all(&texts, 512);
+    assert_eq!(together.len(), texts.len());
+    for (text, v) in texts.iter().zip(&together) {
+        let alone = model.embed(text, 512);
+        let worst = v
+            .iter()
+            .zip(&alone)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 1e-6, "{text}: off by {worst}");
+    }
+    assert!(model.embed_all(&[], 512).is_empty());
+}
+
+#[test]
 fn a_missing_or_corrupt_model_is_an_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let err = format!("{:#}", Model::load(dir.path()).unwrap_err());

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::{Context, Result, bail, ensure};
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::index::Unit;
@@ -39,6 +40,13 @@ const LAYER_NORM_EPS: f32 = 1e-12;
 /// Word pieces of a symbol's text (the model's positions are 512; a doc's first
 /// sentences say what the symbol does).
 const SYMBOL_TOKENS: usize = 126;
+/// Symbols embedded in one forward pass: the dense layers' products then pack
+/// each weight matrix once for all of them (a third of a lone symbol's time).
+const SYMBOL_BATCH: usize = 16;
+/// Rows of a product below which one core does it all.
+const MIN_ROWS_PER_THREAD: usize = 32;
+/// Activations per GELU task.
+const GELU_CHUNK: usize = 1 << 14;
 /// Word pieces of a prompt.
 const PROMPT_TOKENS: usize = 254;
 /// The on-disk vectors' magic.
@@ -75,7 +83,9 @@ struct Special {
 }
 
 struct Dense {
-    /// `outputs x inputs`, as stored.
+    /// `inputs x outputs`, row-major: the stored matrix transposed at load, so
+    /// that the product's packing of it reads whole rows (packing the stored
+    /// layout, a column at a time, was two thirds of an embedding's time).
     weight: Vec<f32>,
     bias: Vec<f32>,
 }
@@ -182,10 +192,24 @@ impl Model {
 
     /// The unit-length vector of `text`, cut at `limit` word pieces.
     pub fn embed(&self, text: &str, limit: usize) -> Vec<f32> {
-        let mut ids = vec![self.ids.cls];
-        ids.extend(self.tokens(text, limit));
-        ids.push(self.ids.sep);
-        self.weights.forward(&ids)
+        self.embed_all(&[text], limit).swap_remove(0)
+    }
+
+    /// [`Model::embed`] of each text, in one forward pass (the same vectors).
+    pub fn embed_all(&self, texts: &[&str], limit: usize) -> Vec<Vec<f32>> {
+        if texts.is_empty() {
+            return Vec::new();
+        }
+        let sequences: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|text| {
+                let mut ids = vec![self.ids.cls];
+                ids.extend(self.tokens(text, limit));
+                ids.push(self.ids.sep);
+                ids
+            })
+            .collect();
+        self.weights.forward(&sequences)
     }
 
     /// WordPiece ids of `text` (BERT's uncased split: lower case, punctuation
@@ -324,9 +348,13 @@ impl Model {
     }
 
     fn embed_symbols(&self, todo: &[(u64, String)]) {
-        for (key, text) in todo {
-            let v: Arc<[f32]> = self.embed(text, SYMBOL_TOKENS).into();
-            self.lock().insert(*key, v);
+        for batch in todo.chunks(SYMBOL_BATCH) {
+            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = self.embed_all(&texts, SYMBOL_TOKENS);
+            let mut cache = self.lock();
+            for ((key, _), v) in batch.iter().zip(vectors) {
+                cache.insert(*key, v.into());
+            }
         }
     }
 
@@ -540,7 +568,11 @@ impl Weights {
             .context("position embeddings without a shape")?;
         let dense = |name: &str, outputs: usize, inputs: usize| -> Result<Dense> {
             Ok(Dense {
-                weight: tensor(&format!("{name}.weight"), &[outputs, inputs])?,
+                weight: transpose(
+                    &tensor(&format!("{name}.weight"), &[outputs, inputs])?,
+                    outputs,
+                    inputs,
+                ),
                 bias: tensor(&format!("{name}.bias"), &[outputs])?,
             })
         };
@@ -586,13 +618,23 @@ impl Weights {
         })
     }
 
-    /// BERT's forward pass over one sequence, mean-pooled and normalized.
-    fn forward(&self, ids: &[u32]) -> Vec<f32> {
+    /// BERT's forward pass over each sequence, mean-pooled and normalized. The
+    /// sequences' rows are stacked for every product by weights; attention and
+    /// pooling stay within each sequence, so each vector is its own.
+    fn forward(&self, sequences: &[Vec<u32>]) -> Vec<Vec<f32>> {
         let d = self.hidden;
-        let n = ids.len().min(self.positions.len() / d);
+        let max_positions = self.positions.len() / d;
+        let lengths: Vec<usize> = sequences
+            .iter()
+            .map(|ids| ids.len().min(max_positions))
+            .collect();
+        let n: usize = lengths.iter().sum();
         let mut x = vec![0.0f32; n * d];
-        for (i, &id) in ids[..n].iter().enumerate() {
-            let row = &mut x[i * d..][..d];
+        let rows = sequences
+            .iter()
+            .zip(&lengths)
+            .flat_map(|(ids, &len)| ids[..len].iter().enumerate());
+        for (row, (i, &id)) in x.chunks_exact_mut(d).zip(rows) {
             let word = &self.words[id as usize * d..][..d];
             let pos = &self.positions[i * d..][..d];
             for (j, r) in row.iter_mut().enumerate() {
@@ -604,26 +646,32 @@ impl Weights {
             let q = layer.query.apply(&x, n);
             let k = layer.key.apply(&x, n);
             let v = layer.value.apply(&x, n);
-            let context = attention(&q, &k, &v, n, d);
+            let context = attention((&q, &k, &v), &lengths, d);
             let mut h = layer.attention_out.apply(&context, n);
             h.iter_mut().zip(&x).for_each(|(h, x)| *h += x);
             layer_norm(&mut h, &layer.attention_norm, d);
             let mut inner = layer.intermediate.apply(&h, n);
-            inner.iter_mut().for_each(|y| *y = gelu(*y));
+            if spread(n) {
+                inner
+                    .par_chunks_mut(GELU_CHUNK)
+                    .for_each(|c| c.iter_mut().for_each(|y| *y = gelu(*y)));
+            } else {
+                inner.iter_mut().for_each(|y| *y = gelu(*y));
+            }
             let mut out = layer.output.apply(&inner, n);
             out.iter_mut().zip(&h).for_each(|(o, h)| *o += h);
             layer_norm(&mut out, &layer.output_norm, d);
             x = out;
         }
-        let mut mean = vec![0.0f32; d];
-        for row in x.chunks_exact(d) {
-            mean.iter_mut().zip(row).for_each(|(m, r)| *m += r);
-        }
-        let norm = mean.iter().map(|m| m * m).sum::<f32>().sqrt();
-        if norm > 0.0 {
-            mean.iter_mut().for_each(|m| *m /= norm);
-        }
-        mean
+        let mut start = 0;
+        lengths
+            .iter()
+            .map(|&len| {
+                let rows = &x[start * d..(start + len) * d];
+                start += len;
+                mean_pooled(rows, d)
+            })
+            .collect()
     }
 }
 
@@ -633,17 +681,38 @@ impl Dense {
         let outputs = self.bias.len();
         let inputs = self.weight.len() / outputs;
         let mut y: Vec<f32> = self.bias.repeat(n);
-        // W is `outputs x inputs` row-major: as the `inputs x outputs` right
-        // operand its row stride is 1 and its column stride `inputs`.
-        gemm(
-            (n, inputs, outputs),
-            Operand(x, inputs, 1),
-            Operand(&self.weight, 1, inputs),
-            &mut y,
-            1.0,
-        );
+        let product = |x: &[f32], y: &mut [f32]| {
+            gemm(
+                (x.len() / inputs, inputs, outputs),
+                Operand(x, inputs, 1),
+                Operand(&self.weight, outputs, 1),
+                y,
+                1.0,
+            );
+        };
+        // A long prompt's products are most of a suggestion's time: their rows
+        // split between the cores, each part packing the weights once.
+        if spread(n) {
+            let rows = n.div_ceil(rayon::current_num_threads());
+            y.par_chunks_mut(rows * outputs)
+                .zip(x.par_chunks(rows * inputs))
+                .for_each(|(y, x)| product(x, y));
+        } else {
+            product(x, &mut y);
+        }
         y
     }
+}
+
+/// The `cols x rows` transpose of a row-major `rows x cols` matrix.
+fn transpose(m: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0.0f32; m.len()];
+    for (i, row) in m.chunks_exact(cols).enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            t[j * rows + i] = v;
+        }
+    }
+    t
 }
 
 /// A matrix view: data, row stride, column stride.
@@ -685,45 +754,87 @@ fn gemm((m, k, n): (usize, usize, usize), a: Operand, b: Operand, c: &mut [f32],
     }
 }
 
-/// Multi-head self-attention over `n` positions (no padding: one sequence).
-fn attention(q: &[f32], k: &[f32], v: &[f32], n: usize, d: usize) -> Vec<f32> {
+/// The unit-length mean of `rows` (each `d` wide).
+fn mean_pooled(rows: &[f32], d: usize) -> Vec<f32> {
+    let mut mean = vec![0.0f32; d];
+    for row in rows.chunks_exact(d) {
+        mean.iter_mut().zip(row).for_each(|(m, r)| *m += r);
+    }
+    let norm = mean.iter().map(|m| m * m).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        mean.iter_mut().for_each(|m| *m /= norm);
+    }
+    mean
+}
+
+/// Whether work over `rows` rows is worth spreading over the cores (a short
+/// one costs less than waking another thread).
+fn spread(rows: usize) -> bool {
+    rows >= rayon::current_num_threads() * MIN_ROWS_PER_THREAD
+}
+
+/// Multi-head self-attention within each sequence (`lengths` of rows stacked
+/// in `q`, `k` and `v`; no padding): every sequence's every head is a task of
+/// its own, spread over the cores when there are enough rows.
+fn attention((q, k, v): (&[f32], &[f32], &[f32]), lengths: &[usize], d: usize) -> Vec<f32> {
     let hd = d / HEADS;
-    let scale = 1.0 / (hd as f32).sqrt();
-    let mut context = vec![0.0f32; n * d];
-    let mut scores = vec![0.0f32; n * n];
-    for h in 0..HEADS {
-        let at = h * hd;
-        // Q_h K_h^T (`beta` 0 overwrites the last head's scores): K's head as the
-        // `hd x n` right operand.
-        gemm(
-            (n, hd, n),
-            Operand(&q[at..], d, 1),
-            Operand(&k[at..], 1, d),
-            &mut scores,
-            0.0,
-        );
-        for row in scores.chunks_exact_mut(n) {
-            let max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s * scale));
-            let mut sum = 0.0;
-            for s in row.iter_mut() {
-                *s = (*s * scale - max).exp();
-                sum += *s;
-            }
-            row.iter_mut().for_each(|s| *s /= sum);
-        }
-        let mut head = vec![0.0f32; n * hd];
-        gemm(
-            (n, n, hd),
-            Operand(&scores, n, 1),
-            Operand(&v[at..], d, 1),
-            &mut head,
-            0.0,
-        );
+    let mut jobs = Vec::new();
+    let mut start = 0;
+    for &len in lengths {
+        jobs.extend((0..HEADS).map(|h| (start, len, h * hd)));
+        start += len;
+    }
+    let run = |&(start, n, at): &(usize, usize, usize)| {
+        let rows = start * d + at;
+        head_attention((&q[rows..], &k[rows..], &v[rows..]), n, d)
+    };
+    let heads: Vec<Vec<f32>> = if spread(start) {
+        jobs.par_iter().map(run).collect()
+    } else {
+        jobs.iter().map(run).collect()
+    };
+    let mut context = vec![0.0f32; start * d];
+    for (&(start, _, at), head) in jobs.iter().zip(&heads) {
         for (i, row) in head.chunks_exact(hd).enumerate() {
-            context[i * d + at..][..hd].copy_from_slice(row);
+            context[(start + i) * d + at..][..hd].copy_from_slice(row);
         }
     }
     context
+}
+
+/// One head's attention over `n` positions: `q`, `k` and `v` start at the head's
+/// first column of the sequence's first row (row stride `d`); returns its
+/// `n x d / HEADS` output.
+fn head_attention((q, k, v): (&[f32], &[f32], &[f32]), n: usize, d: usize) -> Vec<f32> {
+    let hd = d / HEADS;
+    let scale = 1.0 / (hd as f32).sqrt();
+    let mut scores = vec![0.0f32; n * n];
+    // Q_h K_h^T: K's head as the `hd x n` right operand.
+    gemm(
+        (n, hd, n),
+        Operand(q, d, 1),
+        Operand(k, 1, d),
+        &mut scores,
+        0.0,
+    );
+    for row in scores.chunks_exact_mut(n) {
+        let max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s * scale));
+        let mut sum = 0.0;
+        for s in row.iter_mut() {
+            *s = (*s * scale - max).exp();
+            sum += *s;
+        }
+        row.iter_mut().for_each(|s| *s /= sum);
+    }
+    let mut head = vec![0.0f32; n * hd];
+    gemm(
+        (n, n, hd),
+        Operand(&scores, n, 1),
+        Operand(v, d, 1),
+        &mut head,
+        0.0,
+    );
+    head
 }
 
 fn layer_norm(x: &mut [f32], norm: &Norm, d: usize) {
