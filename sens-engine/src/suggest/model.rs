@@ -41,7 +41,8 @@ const LAYER_NORM_EPS: f32 = 1e-12;
 /// sentences say what the symbol does).
 const SYMBOL_TOKENS: usize = 126;
 /// Symbols embedded in one forward pass: the dense layers' products then pack
-/// each weight matrix once for all of them (a third of a lone symbol's time).
+/// each weight matrix once for all of them (packing it for each symbol alone was
+/// still a third of an embedding's time).
 const SYMBOL_BATCH: usize = 16;
 /// Rows of a product below which one core does it all.
 const MIN_ROWS_PER_THREAD: usize = 32;
@@ -85,7 +86,7 @@ struct Special {
 struct Dense {
     /// `inputs x outputs`, row-major: the stored matrix transposed at load, so
     /// that the product's packing of it reads whole rows (packing the stored
-    /// layout, a column at a time, was two thirds of an embedding's time).
+    /// layout, a column at a time, took more than half of an embedding's time).
     weight: Vec<f32>,
     bias: Vec<f32>,
 }
