@@ -75,6 +75,31 @@ fn texts_embedded_together_get_the_vectors_each_gets_alone() {
 }
 
 #[test]
+fn products_spread_over_the_cores_give_the_vectors_of_one_core() {
+    let model = model();
+    let text = include_str!("fixtures/minilm-reference.json");
+    let references: Vec<Reference> = serde_json::from_str(text).unwrap();
+    // Alone, each text is too short to be spread; together, enough rows for
+    // every core (the engine spreads from 64 rows on two cores, 32 a core).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let rows: usize = references.iter().map(|r| r.ids.len()).sum();
+    let copies = (32 * cores.max(2)).div_ceil(rows) + 1;
+    let texts: Vec<&str> = (0..copies)
+        .flat_map(|_| references.iter().map(|r| r.text.as_str()))
+        .collect();
+    let together = model.embed_all(&texts, 512);
+    for (text, v) in texts.iter().zip(&together) {
+        let alone = model.embed(text, 512);
+        let worst = v
+            .iter()
+            .zip(&alone)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(worst < 1e-6, "{text}: off by {worst}");
+    }
+}
+
+#[test]
 fn a_missing_or_corrupt_model_is_an_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let err = format!("{:#}", Model::load(dir.path()).unwrap_err());
