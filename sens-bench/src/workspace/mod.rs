@@ -21,6 +21,7 @@ pub mod cache;
 pub mod diff;
 pub mod git;
 pub mod hidden;
+pub mod seed;
 pub mod sources;
 
 /// The pool of build folders a task's copies lease from, if any: Rust tasks on
@@ -62,6 +63,10 @@ impl Workspace {
             // Copies of the same commit reuse idle build folders, so the
             // dependencies are compiled once per folder, not once per copy.
             let lease = cache.lease(&["cargo-target", &commit])?;
+            if let Some(from) = seed::seed_from_env() {
+                seed::seed_build(&from, &lease.dir)
+                    .with_context(|| format!("task `{}`: cannot seed its build folder", task.id))?;
+            }
             env.push(("CARGO_TARGET_DIR".to_string(), path_string(&lease.dir)?));
             build = Some(lease);
         }
