@@ -26,11 +26,30 @@ struct Reference {
     vector: Vec<f32>,
 }
 
+fn references() -> Vec<Reference> {
+    serde_json::from_str(include_str!("fixtures/minilm-reference.json")).unwrap()
+}
+
+/// The largest difference between two vectors, element by element.
+fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0f32, f32::max)
+}
+
+/// Each text's vector embedded with others is the one it gets alone, to 1e-6.
+fn assert_each_as_alone(model: &Model, texts: &[&str], together: &[Vec<f32>]) {
+    for (text, v) in texts.iter().zip(together) {
+        let worst = largest_difference(v, &model.embed(text, 512));
+        assert!(worst < 1e-6, "{text}: off by {worst}");
+    }
+}
+
 #[test]
 fn the_forward_pass_matches_numpy_to_1e_4() {
     let model = model();
-    let text = include_str!("fixtures/minilm-reference.json");
-    let references: Vec<Reference> = serde_json::from_str(text).unwrap();
+    let references = references();
     let mut vectors = Vec::new();
     for r in &references {
         assert_eq!(
@@ -41,11 +60,7 @@ fn the_forward_pass_matches_numpy_to_1e_4() {
         );
         let v = model.embed(&r.text, 512);
         assert_eq!(v.len(), r.vector.len());
-        let worst = v
-            .iter()
-            .zip(&r.vector)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
+        let worst = largest_difference(&v, &r.vector);
         assert!(worst < 1e-4, "{}: off by {worst}", r.text);
         vectors.push(v);
     }
@@ -56,29 +71,19 @@ fn the_forward_pass_matches_numpy_to_1e_4() {
 #[test]
 fn texts_embedded_together_get_the_vectors_each_gets_alone() {
     let model = model();
-    let text = include_str!("fixtures/minilm-reference.json");
-    let references: Vec<Reference> = serde_json::from_str(text).unwrap();
+    let references = references();
     // Of different lengths, so that each sequence's rows sit at another offset.
     let texts: Vec<&str> = references.iter().map(|r| r.text.as_str()).collect();
     let together = model.embed_all(&texts, 512);
     assert_eq!(together.len(), texts.len());
-    for (text, v) in texts.iter().zip(&together) {
-        let alone = model.embed(text, 512);
-        let worst = v
-            .iter()
-            .zip(&alone)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
-        assert!(worst < 1e-6, "{text}: off by {worst}");
-    }
+    assert_each_as_alone(&model, &texts, &together);
     assert!(model.embed_all(&[], 512).is_empty());
 }
 
 #[test]
 fn products_spread_over_the_cores_give_the_vectors_of_one_core() {
     let model = model();
-    let text = include_str!("fixtures/minilm-reference.json");
-    let references: Vec<Reference> = serde_json::from_str(text).unwrap();
+    let references = references();
     // Alone, each text is too short to be spread; together, enough rows for
     // every core (the engine spreads from 64 rows on two cores, 32 a core).
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -88,15 +93,7 @@ fn products_spread_over_the_cores_give_the_vectors_of_one_core() {
         .flat_map(|_| references.iter().map(|r| r.text.as_str()))
         .collect();
     let together = model.embed_all(&texts, 512);
-    for (text, v) in texts.iter().zip(&together) {
-        let alone = model.embed(text, 512);
-        let worst = v
-            .iter()
-            .zip(&alone)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0f32, f32::max);
-        assert!(worst < 1e-6, "{text}: off by {worst}");
-    }
+    assert_each_as_alone(&model, &texts, &together);
 }
 
 #[test]
