@@ -16,6 +16,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
 use crate::sync::lock;
 use group::{exit_status_without_reaping, kill_group};
@@ -111,14 +113,22 @@ pub fn interrupted() -> bool {
 /// (temporary folders are removed); a second one exits at once. Idempotent.
 pub fn install_interrupt_guard() -> Result<()> {
     let installed = GUARD.get_or_init(|| {
-        ctrlc::set_handler(|| {
-            let again = INTERRUPTED.swap(true, Ordering::SeqCst);
-            kill_live_groups();
-            if again {
-                std::process::exit(130);
-            }
-        })
-        .map_err(|err| err.to_string())
+        let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|err| err.to_string())?;
+        // Signals are read on this thread, not in signal context, so ending the
+        // groups may take the lock on them.
+        std::thread::Builder::new()
+            .name("interrupt-guard".into())
+            .spawn(move || {
+                for _ in signals.forever() {
+                    let again = INTERRUPTED.swap(true, Ordering::SeqCst);
+                    kill_live_groups();
+                    if again {
+                        std::process::exit(130);
+                    }
+                }
+            })
+            .map(drop)
+            .map_err(|err| err.to_string())
     });
     match installed {
         Ok(()) => Ok(()),
