@@ -400,7 +400,9 @@ pub static TABLE: &[LangSpec] = &[
         name: "rust",
         extensions: &["rs"],
         grammar: || tree_sitter_rust::LANGUAGE.into(),
-        functions: &["function_item"],
+        // A trait's required methods (`fn is_even(&self) -> bool;`) carry its
+        // API's doc comments.
+        functions: &["function_item", "function_signature_item"],
         classes: &[
             "struct_item",
             "enum_item",

@@ -30,20 +30,39 @@ pub fn is_test_path(path: &str) -> bool {
         || file.contains(".spec.")
 }
 
+/// Folders of benchmarks (Rust's `benches/`, asv's and others' `benchmarks/`).
+const BENCH_DIRS: &[&str] = &["benches", "benchmarks"];
+
+/// A file under a benchmark folder: it measures the project's API, it is not
+/// part of it (not a test either: editing one touches no test).
+pub fn is_bench_path(path: &str) -> bool {
+    in_folder_of(path, BENCH_DIRS)
+}
+
 /// Folders of copies built from the source (bundles, transpiled JavaScript).
 const BUILD_DIRS: &[&str] = &["dist", "build"];
 
 /// A file under a build output folder: a copy of source found elsewhere.
 pub fn is_build_output(path: &str) -> bool {
-    path.split('/')
-        .rev()
-        .skip(1)
-        .any(|seg| BUILD_DIRS.contains(&seg))
+    in_folder_of(path, BUILD_DIRS)
+}
+
+/// Whether a folder of the path (not its file name) is one of `dirs`.
+fn in_folder_of(path: &str, dirs: &[&str]) -> bool {
+    path.split('/').rev().skip(1).any(|seg| dirs.contains(&seg))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bench_folders() {
+        assert!(is_bench_path("benches/bench1.rs"));
+        assert!(is_bench_path("asv/benchmarks/suite.py"));
+        assert!(!is_bench_path("src/benches.rs"));
+        assert!(!is_bench_path("bench/tasks/a.py"));
+    }
 
     #[test]
     fn build_output_folders() {

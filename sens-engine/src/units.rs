@@ -88,8 +88,8 @@ pub struct UnitFacts {
     pub exported: bool,
     /// Attributes, decorators and annotations written before the unit.
     pub decorators: String,
-    /// A method of a trait implementation or an override: called through the
-    /// interface, not by name.
+    /// A method of a trait implementation or an override, or a method declared
+    /// without a body: called through the interface, not by name.
     pub implements: bool,
     /// Doc comments before the unit, or a Python docstring; whitespace collapsed.
     pub doc: String,
@@ -833,11 +833,12 @@ fn facts(
                 .is_some_and(|d| ancestors[d].kind() == "export_statement")
             || (lang.name() == "go" && name.starts_with(|c: char| c.is_uppercase())),
         implements: in_trait_impl
+            || node.kind() == "function_signature_item"
             || signature.split_whitespace().any(|w| w == "override")
             || decorators.contains("Override"),
         decorators,
         doc,
-        callback: callback_of(ancestors).is_some(),
+        callback: callback_of(ancestors).is_some() && wrapped_binding(ancestors).is_none(),
         in_test_module: (0..ancestors.len()).any(|d| is_test_module(path, d, source)),
         terms: Terms::default(),
     }
@@ -848,6 +849,11 @@ fn facts(
 /// export statement and the variable declaration around the unit, by its index
 /// in `ancestors`.
 fn declaration_statement(ancestors: &[Node]) -> Option<usize> {
+    // A wrapped definition is declared by the statement around its binding.
+    let ancestors = match wrapped_binding(ancestors) {
+        Some(binding) => &ancestors[..=binding],
+        None => ancestors,
+    };
     let mut outer = None;
     for (i, n) in ancestors.iter().enumerate().rev().take(3) {
         match n.kind() {
@@ -1058,6 +1064,10 @@ const NAME_FIELDS: &[&str] = &["name", "declarator", "pattern", "signature"];
 
 fn unit_name(node: Node, ancestors: &[Node], source: &str) -> String {
     let text = |n: Node| collapse(&source[n.byte_range()]);
+    // `var f = curry(function g(a, b) {...})`: callers say `f`.
+    if let Some(bound) = wrapped_binding(ancestors).and_then(|b| binding_name(ancestors[b])) {
+        return text(bound);
+    }
     if let Some(name) = name_node(node, false) {
         return text(name);
     }
@@ -1094,6 +1104,46 @@ fn unit_name(node: Node, ancestors: &[Node], source: &str) -> String {
         return name;
     }
     "<anonymous>".to_string()
+}
+
+/// A function written as the argument of calls whose result a module binds to a
+/// name (`var splitEvery = _curry2(function splitEvery(n, list) {...})`,
+/// `export const Button = memo((props) => ...)`) is that name's definition, not
+/// a callback: the depth in `ancestors` of the binding (a variable declarator
+/// or an assignment). Only at the top of a module: inside a function, `const
+/// [first, last] = dates.map((d) => ...)` binds the call's value, not the
+/// function.
+fn wrapped_binding(ancestors: &[Node]) -> Option<usize> {
+    let mut end = ancestors.len();
+    while end >= 2 && callback_of(&ancestors[..end]).is_some() {
+        end -= 2;
+    }
+    let binding = end.checked_sub(1)?;
+    let at_module_top = ancestors[..binding].iter().all(|n| {
+        matches!(
+            n.kind(),
+            "program"
+                | "export_statement"
+                | "lexical_declaration"
+                | "variable_declaration"
+                | "expression_statement"
+        )
+    });
+    (end < ancestors.len()
+        && at_module_top
+        && matches!(
+            ancestors[binding].kind(),
+            "variable_declarator" | "assignment_expression"
+        )
+        && binding_name(ancestors[binding]).is_some_and(|n| n.kind() == "identifier"))
+    .then_some(binding)
+}
+
+/// The name a declarator or an assignment binds.
+fn binding_name(binding: Node) -> Option<Node> {
+    binding
+        .child_by_field_name("name")
+        .or_else(|| binding.child_by_field_name("left"))
 }
 
 /// The callee and argument list when the unit is an argument of a call.

@@ -166,3 +166,83 @@ fn built_copies_are_not_suggested_when_the_source_is_there() {
         );
     }
 }
+
+/// An engine over one file, and a lookup of its units by name.
+fn one_file(path: &str, text: &str) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(path);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+    let engine = Engine::open(dir.path(), RuleConfig::default()).unwrap();
+    (dir, engine)
+}
+
+fn unit<'e>(engine: &'e Engine, name: &str) -> Option<&'e sens_engine::index::Unit> {
+    engine
+        .index()
+        .units()
+        .map(|(_, u)| u)
+        .find(|u| u.data.name == name)
+}
+
+fn first_suggested(engine: &Engine, prompt: &str) -> Option<String> {
+    let ranking = sens_engine::suggest::rank(engine.index(), prompt);
+    ranking.items.first().map(|r| r.suggestion.name.clone())
+}
+
+#[test]
+fn a_function_wrapped_by_a_call_and_bound_to_a_name_is_that_names_definition() {
+    let (_dir, engine) = one_file(
+        "list.js",
+        "/**\n * Cuts a list into slices of the given length.\n */\nvar splitEvery = /*#__PURE__*/_curry2(_dispatchable([], function splitEvery(n, list) {\n  var out = [];\n  for (var i = 0; i < list.length; i += n) { out.push(list.slice(i, i + n)); }\n  return out;\n}));\n\n/** Shows a price as a badge. */\nexport const PriceBadge = memo((props) => `<b>${props.cents}</b>`);\n\ndescribe(\"slices\", () => {\n  it(\"cuts\", () => splitEvery(2, [1, 2, 3]));\n});\n\nexport function yearsBetween(from, to) {\n  const [first, last] = [from, to].map((date) => Number(date.slice(0, 4)));\n  const span = [first, last].map(function (y) { return y - first; });\n  return span;\n}\n",
+    );
+    let split = &unit(&engine, "splitEvery").expect("splitEvery").data.facts;
+    assert!(!split.callback && split.doc.contains("slices"), "{split:?}");
+    let badge = &unit(&engine, "PriceBadge").expect("PriceBadge").data.facts;
+    assert!(
+        !badge.callback && badge.exported && badge.doc.contains("badge"),
+        "{badge:?}"
+    );
+    // A callback stays one: it is used where it stands; inside a function a
+    // binding holds the call's value, not the function.
+    let callback = unit(&engine, "describe(\"slices\") callback").expect("the callback");
+    assert!(callback.data.facts.callback);
+    for name in ["[first, last]", "span"] {
+        assert!(unit(&engine, name).is_none(), "{name} is not a definition");
+    }
+    assert_eq!(
+        first_suggested(&engine, "chop the rows into slices of fifty").as_deref(),
+        Some("splitEvery")
+    );
+}
+
+#[test]
+fn a_traits_required_method_is_a_candidate_with_its_doc() {
+    let (_dir, engine) = one_file(
+        "lib.rs",
+        "pub trait Integer {\n    /// Returns `true` if the number is divisible by two.\n    fn is_even(&self) -> bool;\n\n    /// The greatest common divisor.\n    fn gcd(&self, other: &Self) -> Self;\n}\n",
+    );
+    let even = &unit(&engine, "is_even")
+        .expect("the declaration is a unit")
+        .data
+        .facts;
+    // Called through the trait: never an orphan.
+    assert!(
+        even.doc.contains("divisible") && even.implements,
+        "{even:?}"
+    );
+    assert_eq!(
+        first_suggested(&engine, "tell whether a count is divisible by two").as_deref(),
+        Some("is_even")
+    );
+}
+
+#[test]
+fn benchmarks_are_not_suggested() {
+    let (_dir, engine) = one_file(
+        "benches/totals.rs",
+        "/// Sums the totals of a thousand invoices, timed.\npub fn bench_invoice_totals(b: &mut Bencher) {\n    b.iter(|| invoice_totals(1000));\n}\n",
+    );
+    assert!(unit(&engine, "bench_invoice_totals").is_some());
+    assert_eq!(first_suggested(&engine, "sum the invoice totals"), None);
+}

@@ -23,9 +23,10 @@
 //! [`COSINE_VOUCH`] also vouches for a list (README, "Fifth round").
 //!
 //! Not candidates: windows, anonymous units, callbacks, `main`, test code (test
-//! files, `#[cfg(test)]` modules, test functions by name or attribute), functions
-//! local to another function, vendored code (the walk skips it) and built copies
-//! (`dist/`, `build/`) of a project that has its source.
+//! files, `#[cfg(test)]` modules, test functions by name or attribute),
+//! benchmarks, functions local to another function, vendored code (the walk
+//! skips it) and built copies (`dist/`, `build/`) of a project that has its
+//! source.
 
 pub mod model;
 
@@ -36,7 +37,7 @@ use serde::Serialize;
 
 use crate::finding::Suggestion;
 use crate::index::{Index, Unit};
-use crate::paths::{is_build_output, is_test_path};
+use crate::paths::{is_bench_path, is_build_output, is_test_path};
 use crate::terms::{FIELDS, Field};
 use crate::units::UnitKind;
 use crate::words::{subwords, word_hash};
@@ -409,7 +410,7 @@ fn candidates(index: &Index) -> Vec<&Unit> {
     let built_only = index.files().all(|(path, _)| is_build_output(path));
     let mut out = Vec::new();
     for (path, entry) in index.files() {
-        if is_test_path(path) || (is_build_output(path) && !built_only) {
+        if is_test_path(path) || is_bench_path(path) || (is_build_output(path) && !built_only) {
             continue;
         }
         // Functions enclosing the current unit, innermost last (units come in
