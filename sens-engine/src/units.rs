@@ -1118,24 +1118,28 @@ fn wrapped_binding(ancestors: &[Node]) -> Option<usize> {
     while end >= 2 && callback_of(&ancestors[..end]).is_some() {
         end -= 2;
     }
+    // Not an argument of a call: the common case, decided by one lookup.
+    if end == ancestors.len() {
+        return None;
+    }
     let binding = end.checked_sub(1)?;
-    let at_module_top = ancestors[..binding].iter().all(|n| {
-        matches!(
-            n.kind(),
-            "program"
-                | "export_statement"
-                | "lexical_declaration"
-                | "variable_declaration"
-                | "expression_statement"
-        )
-    });
-    (end < ancestors.len()
-        && at_module_top
-        && matches!(
-            ancestors[binding].kind(),
-            "variable_declarator" | "assignment_expression"
-        )
-        && binding_name(ancestors[binding]).is_some_and(|n| n.kind() == "identifier"))
+    let at_module_top = || {
+        ancestors[..binding].iter().all(|n| {
+            matches!(
+                n.kind(),
+                "program"
+                    | "export_statement"
+                    | "lexical_declaration"
+                    | "variable_declaration"
+                    | "expression_statement"
+            )
+        })
+    };
+    (matches!(
+        ancestors[binding].kind(),
+        "variable_declarator" | "assignment_expression"
+    ) && binding_name(ancestors[binding]).is_some_and(|n| n.kind() == "identifier")
+        && at_module_top())
     .then_some(binding)
 }
 

@@ -167,7 +167,7 @@ fn built_copies_are_not_suggested_when_the_source_is_there() {
     }
 }
 
-/// An engine over one file, and a lookup of its units by name.
+/// An engine over a project of one file.
 fn one_file(path: &str, text: &str) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(path);
@@ -177,6 +177,7 @@ fn one_file(path: &str, text: &str) -> (tempfile::TempDir, Engine) {
     (dir, engine)
 }
 
+/// The engine's first unit of that name.
 fn unit<'e>(engine: &'e Engine, name: &str) -> Option<&'e sens_engine::index::Unit> {
     engine
         .index()
@@ -185,6 +186,7 @@ fn unit<'e>(engine: &'e Engine, name: &str) -> Option<&'e sens_engine::index::Un
         .find(|u| u.data.name == name)
 }
 
+/// The best-ranked item for the prompt, silenced or not.
 fn first_suggested(engine: &Engine, prompt: &str) -> Option<String> {
     let ranking = sens_engine::suggest::rank(engine.index(), prompt);
     ranking.items.first().map(|r| r.suggestion.name.clone())
