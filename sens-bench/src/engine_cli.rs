@@ -479,10 +479,10 @@ fn explain_table(r: &Ranking) -> String {
             "the list is given"
         }
     );
-    if let Some(c) = r.best_cosine {
+    if let Some(m) = r.model {
         out.push_str(&format!(
-            "best cosine {c:.3} (vouches from {:.2})\n",
-            suggest::COSINE_VOUCH
+            "best cosine {:.3} (vouches from {:.2})\n",
+            m.best_cosine, m.vouch
         ));
     }
     for item in &r.items {

@@ -20,7 +20,8 @@
 //! `none`: the project has nothing relevant (`expected` stays empty). Figures:
 //! hit@8 and MRR over far and near cases (the rank of the first expected symbol),
 //! the wrong-list rate (a non-empty list holding no expected or acceptable symbol)
-//! over far and near cases, and the empty-list rate over `none` cases. Sources
+//! over far and near cases, the empty-list rate over `none` cases, and the hits
+//! with every list shown (what the ranking allows, whatever the silence). Sources
 //! are fetched once into the cache (`suggest/` next to `pypi/`); `path` is relative
 //! to the case file.
 
@@ -97,10 +98,14 @@ pub struct Outcome {
     pub prompt: String,
     /// 1-based rank of the first expected symbol.
     pub rank: Option<usize>,
+    /// An expected symbol is among the ranking's items, shown or silenced.
+    pub ranked_hit: bool,
     /// The list is non-empty and holds nothing expected or acceptable.
     pub wrong: bool,
     pub empty: bool,
     pub confidence: f64,
+    /// The best cosine of any candidate to the prompt, when the model ranked.
+    pub best_cosine: Option<f64>,
     /// The list given.
     pub names: Vec<String>,
     /// The ranking's items, also when silenced.
@@ -113,6 +118,9 @@ pub struct Figures {
     pub reuse_cases: usize,
     pub hits: usize,
     pub hit_at_8: f64,
+    /// Reuse cases whose expected symbol is among the ranked items, the silence
+    /// aside: the most hits any silence rule could give with this ranking.
+    pub hits_shown_always: usize,
     pub mrr: f64,
     pub wrong_lists: usize,
     pub wrong_list_rate: f64,
@@ -206,9 +214,11 @@ pub fn judge(case: &Case, ranking: &Ranking, min_confidence: f64) -> Outcome {
         holdout: case.holdout,
         prompt: case.prompt.clone(),
         rank,
+        ranked_hit: ranked.iter().any(|n| case.expected.contains(n)),
         wrong: !names.is_empty() && !relevant,
         empty: names.is_empty(),
         confidence: ranking.confidence,
+        best_cosine: ranking.model.map(|m| m.best_cosine),
         names,
         ranked,
     }
@@ -224,6 +234,7 @@ pub fn figures<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Figures {
         } else {
             f.reuse_cases += 1;
             f.hits += usize::from(o.rank.is_some());
+            f.hits_shown_always += usize::from(o.ranked_hit);
             f.wrong_lists += usize::from(o.wrong);
             reciprocal += o.rank.map_or(0.0, |r| 1.0 / r as f64);
         }
@@ -379,11 +390,12 @@ fn table(r: &Report) -> String {
     .chain(sweep);
     for (label, f) in rows {
         out.push_str(&format!(
-            "{label:<9} hit@8 {}/{} ({:.0}%)  MRR {:.2}  wrong lists {}/{} ({:.0}%)  empty for none {}/{} ({:.0}%)\n",
+            "{label:<9} hit@8 {}/{} ({:.0}%)  MRR {:.2}  shown always {}  wrong lists {}/{} ({:.0}%)  empty for none {}/{} ({:.0}%)\n",
             f.hits,
             f.reuse_cases,
             100.0 * f.hit_at_8,
             f.mrr,
+            f.hits_shown_always,
             f.wrong_lists,
             f.reuse_cases,
             100.0 * f.wrong_list_rate,
@@ -564,7 +576,7 @@ mod tests {
         Ranking {
             words: Vec::new(),
             confidence,
-            best_cosine: None,
+            model: None,
             silent: confidence < suggest::MIN_CONFIDENCE,
             items: names
                 .iter()
@@ -617,6 +629,8 @@ mod tests {
         ];
         let f = figures(&outcomes);
         assert_eq!((f.reuse_cases, f.hits, f.wrong_lists), (4, 1, 1));
+        // `d` is ranked first but silenced.
+        assert_eq!(f.hits_shown_always, 2);
         assert!((f.mrr - 0.5 / 4.0).abs() < 1e-12);
         assert_eq!((f.none_cases, f.empty_lists), (2, 1));
         assert!((f.empty_list_rate - 0.5).abs() < 1e-12);

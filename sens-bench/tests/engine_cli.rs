@@ -318,11 +318,11 @@ prompt = "Write a poem about autumn leaves"
 "#,
     );
     let cases = dir.path().join("cases.toml");
-    // The words alone (`SENS_MODEL` empty), whose lists these labels were
+    // The words alone (`SENS_SUGGEST_MODEL` empty), whose lists these labels were
     // written for: the model lists `cents_of` after `fold` too.
     let out = Command::new(BIN)
         .args(["engine", "suggest-eval", cases.to_str().unwrap(), "--json"])
-        .env("SENS_MODEL", "")
+        .env("SENS_SUGGEST_MODEL", "")
         .output()
         .unwrap();
     let v = json(&out);

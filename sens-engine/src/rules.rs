@@ -245,7 +245,7 @@ fn is_excluded_from_orphans(unit: &UnitData, path: &str, text: &str) -> bool {
     let facts = &unit.facts;
     ENTRY_POINTS.contains(&name)
         || name.starts_with('<')
-        || (name.starts_with("__") && name.ends_with("__"))
+        || unit.is_dunder()
         || unit.is_test()
         || facts.exported
         || facts.implements

@@ -109,6 +109,14 @@ impl UnitData {
     pub fn is_test(&self) -> bool {
         self.facts.in_test_module || is_test_function(&self.name, &self.facts.decorators)
     }
+
+    /// A Python protocol method (`__init__`, `__eq__`, `__getitem__`): the
+    /// language calls it, never a caller by name. One definition for the rules
+    /// that leave it alone (orphans) and the suggestions, which offer its class.
+    pub fn is_dunder(&self) -> bool {
+        let name = self.name.as_str();
+        name.starts_with("__") && name.ends_with("__")
+    }
 }
 
 /// A test by the runners' conventions: `test_x`, `testX`, `TestX`, or an attribute

@@ -1,7 +1,7 @@
 //! The suggestions' contextual model (`sens_engine::suggest::model`) against the
-//! same model in numpy (`scripts/minilm_reference.py`, which wrote
-//! `fixtures/minilm-reference.json`). Needs `.tools/minilm/`, which
-//! `scripts/setup.sh` installs.
+//! same models in numpy (`scripts/model_reference.py`, which wrote
+//! `fixtures/minilm-reference.json` and `fixtures/mpnet-reference.json`). Needs
+//! `.tools/minilm/` and `.tools/mpnet/`, which `scripts/setup.sh` installs.
 
 use std::path::PathBuf;
 
@@ -13,9 +13,13 @@ use sens_engine::suggest::model::{MODEL_DIR, Model, cosine};
 use sens_engine::suggest::{self, Ranking};
 
 fn model() -> Model {
+    model_in(MODEL_DIR)
+}
+
+fn model_in(folder: &str) -> Model {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../.tools")
-        .join(MODEL_DIR);
+        .join(folder);
     Model::load(&dir).unwrap_or_else(|e| panic!("{e:#} (scripts/setup.sh installs the model)"))
 }
 
@@ -28,6 +32,10 @@ struct Reference {
 
 fn references() -> Vec<Reference> {
     serde_json::from_str(include_str!("fixtures/minilm-reference.json")).unwrap()
+}
+
+fn mpnet_references() -> Vec<Reference> {
+    serde_json::from_str(include_str!("fixtures/mpnet-reference.json")).unwrap()
 }
 
 /// The largest difference between two vectors, element by element.
@@ -46,12 +54,10 @@ fn assert_each_as_alone(model: &Model, texts: &[&str], together: &[Vec<f32>]) {
     }
 }
 
-#[test]
-fn the_forward_pass_matches_numpy_to_1e_4() {
-    let model = model();
-    let references = references();
+/// Each reference's word pieces and vector (to 1e-4); the vectors.
+fn assert_matches(model: &Model, references: &[Reference]) -> Vec<Vec<f32>> {
     let mut vectors = Vec::new();
-    for r in &references {
+    for r in references {
         assert_eq!(
             model.tokens(&r.text, 512),
             r.ids[1..r.ids.len() - 1],
@@ -64,8 +70,26 @@ fn the_forward_pass_matches_numpy_to_1e_4() {
         assert!(worst < 1e-4, "{}: off by {worst}", r.text);
         vectors.push(v);
     }
+    vectors
+}
+
+#[test]
+fn the_forward_pass_matches_numpy_to_1e_4() {
+    let vectors = assert_matches(&model(), &references());
     // The model's published example: the two paraphrases at 0.755.
     assert!((cosine(&vectors[0], &vectors[1]) - 0.755).abs() < 1e-3);
+}
+
+/// MPNet: positions from 2, no token types, and relative-position buckets
+/// (the last sentence is long enough for the logarithmic ones).
+#[test]
+fn the_mpnet_forward_pass_matches_numpy_to_1e_4() {
+    let model = model_in("mpnet");
+    let references = mpnet_references();
+    assert!(references.iter().any(|r| r.ids.len() > 32));
+    assert_matches(&model, &references);
+    let texts: Vec<&str> = references.iter().map(|r| r.text.as_str()).collect();
+    assert_each_as_alone(&model, &texts, &model.embed_all(&texts, 512));
 }
 
 #[test]
@@ -100,12 +124,7 @@ fn products_spread_over_the_cores_give_the_vectors_of_one_core() {
 fn a_missing_or_corrupt_model_is_an_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let err = format!("{:#}", Model::load(dir.path()).unwrap_err());
-    assert!(err.contains("tokenizer.json"), "{err}");
-    std::fs::write(
-        dir.path().join("tokenizer.json"),
-        r#"{"model": {"vocab": {"[CLS]": 0, "[SEP]": 1, "[UNK]": 2}}}"#,
-    )
-    .unwrap();
+    assert!(err.contains("model.safetensors"), "{err}");
     for (name, bytes) in [
         ("short", vec![1, 2, 3]),
         (
@@ -118,6 +137,25 @@ fn a_missing_or_corrupt_model_is_an_error_naming_the_file() {
         let err = format!("{:#}", Model::load(dir.path()).unwrap_err());
         assert!(err.contains("model.safetensors"), "{name}: {err}");
     }
+    // Sound weights, then a missing tokenizer, then one without the tokens
+    // that open and close a sequence.
+    let weights = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../.tools")
+        .join(MODEL_DIR)
+        .join("model.safetensors");
+    std::fs::copy(weights, dir.path().join("model.safetensors")).unwrap();
+    let err = format!("{:#}", Model::load(dir.path()).unwrap_err());
+    assert!(err.contains("tokenizer.json"), "{err}");
+    std::fs::write(
+        dir.path().join("tokenizer.json"),
+        r#"{"model": {"vocab": {"<s>": 0, "</s>": 1, "[UNK]": 2}}}"#,
+    )
+    .unwrap();
+    let err = format!("{:#}", Model::load(dir.path()).unwrap_err());
+    assert!(
+        err.contains("tokenizer.json") && err.contains("[CLS]"),
+        "{err}"
+    );
 }
 
 /// A helper sharing no word with the prompt (`chunked` for `pieces of 500
@@ -154,7 +192,7 @@ def send_order(order, client):
     let words = suggest::rank_with(index, prompt, None);
     assert_eq!(names(&words), ["send_order"]);
     // Until every candidate has its vector the words rank alone.
-    assert!(suggest::rank(index, prompt).best_cosine.is_none());
+    assert!(suggest::rank(index, prompt).model.is_none());
     assert_eq!(suggest::prepare(index), 2);
     let both = suggest::rank(index, prompt);
     assert!(
@@ -163,7 +201,7 @@ def send_order(order, client):
         names(&both)
     );
     let poem = suggest::rank(index, "Write a poem about autumn leaves");
-    assert!(poem.best_cosine.is_some_and(|c| c < suggest::COSINE_VOUCH) && poem.silent);
+    assert!(poem.model.is_some_and(|m| !m.vouches()) && poem.silent);
 }
 
 /// An engine on a project of one file, with an on-disk cache folder (the
@@ -240,9 +278,6 @@ fn an_engine_prepared_before_its_first_prompt_ranks_with_the_model_at_once() {
         "no vectors file in the cache folder"
     );
     let first = suggest::rank(engine.index(), "print the price of the basket in euros");
-    assert!(
-        first.best_cosine.is_some(),
-        "the first ranking is by words alone"
-    );
+    assert!(first.model.is_some(), "the first ranking is by words alone");
     assert_eq!(engine.prepare_suggestions().unwrap(), 0);
 }

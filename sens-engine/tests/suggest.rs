@@ -167,6 +167,29 @@ fn built_copies_are_not_suggested_when_the_source_is_there() {
     }
 }
 
+/// An npm package as published: compiled code under `dist/` and a top-level
+/// stub that only re-exports it.
+#[test]
+fn a_package_of_built_files_and_stubs_that_reexport_them_keeps_its_built_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in [
+        ("array.d.ts", "export * from './dist/array';\n"),
+        (
+            "dist/array/chunk.mjs",
+            "function chunk(arr, size) {\n  const batches = [];\n  for (let i = 0; i < arr.length; i += size) {\n    batches.push(arr.slice(i, i + size));\n  }\n  return batches;\n}\n\nexport { chunk };\n",
+        ),
+    ] {
+        let path = dir.path().join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    let engine = Engine::open(dir.path(), RuleConfig::default()).unwrap();
+    assert_eq!(
+        first_suggested(&engine, "send the addresses in batches of fifty").as_deref(),
+        Some("chunk")
+    );
+}
+
 /// An engine over a project of one file.
 fn one_file(path: &str, text: &str) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
@@ -247,4 +270,23 @@ fn benchmarks_are_not_suggested() {
     );
     assert!(unit(&engine, "bench_invoice_totals").is_some());
     assert_eq!(first_suggested(&engine, "sum the invoice totals"), None);
+}
+
+#[test]
+fn a_python_protocol_method_is_not_suggested_but_its_class_is() {
+    let (_dir, engine) = one_file(
+        "version.py",
+        "class Version:\n    \"\"\"A parsed release.\"\"\"\n\n    def __lt__(self, other):\n        \"\"\"Whether this release number sorts before the other one, in the order installers use.\"\"\"\n        return self._key < other._key\n",
+    );
+    assert!(unit(&engine, "__lt__").is_some());
+    let ranking = sens_engine::suggest::rank(
+        engine.index(),
+        "sort release numbers in the order installers use",
+    );
+    let names: Vec<&str> = ranking
+        .items
+        .iter()
+        .map(|r| r.suggestion.name.as_str())
+        .collect();
+    assert_eq!(names, ["Version"]);
 }

@@ -19,10 +19,12 @@
 //!
 //! With the contextual model ([`model`], when installed and every candidate has
 //! its vector): items rank by coverage plus [`COSINE_WEIGHT`] times their
-//! cosine to the prompt above [`COSINE_BASE`], and a best cosine of
-//! [`COSINE_VOUCH`] also vouches for a list (README, "Fifth round").
+//! cosine to the prompt above [`COSINE_BASE`], and a best cosine of the model's
+//! vouch ([`model::Model::vouch`]) also vouches for a list (README, "Fifth
+//! round").
 //!
-//! Not candidates: windows, anonymous units, callbacks, `main`, test code (test
+//! Not candidates: windows, anonymous units, callbacks, `main`, Python protocol
+//! methods (`__eq__`: its class is), test code (test
 //! files, `#[cfg(test)]` modules, test functions by name or attribute),
 //! benchmarks, functions local to another function, vendored code (the walk
 //! skips it) and built copies (`dist/`, `build/`) of a project that has its
@@ -57,9 +59,6 @@ const BEST_WORDS: usize = 6;
 /// What one unit of cosine above [`COSINE_BASE`] adds to a coverage.
 const COSINE_WEIGHT: f64 = 4.0;
 const COSINE_BASE: f64 = 0.1;
-/// A best cosine at least this high shows the list even when the words'
-/// confidence would not (the tuning cases' `none` prompts reach 0.14-0.32).
-pub const COSINE_VOUCH: f64 = 0.45;
 
 /// Weight and length normalization (BM25's b) of each stored field, in the order
 /// of [`FIELDS`]: the name says most, a body word least.
@@ -87,6 +86,22 @@ pub struct Ranked {
     pub cosine: Option<f64>,
 }
 
+/// What the model made of a prompt.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ModelScore {
+    /// The best cosine of any candidate to the prompt.
+    pub best_cosine: f64,
+    /// The model's best cosine from which the list is shown.
+    pub vouch: f64,
+}
+
+impl ModelScore {
+    /// The model vouches for the list.
+    pub fn vouches(&self) -> bool {
+        self.best_cosine >= self.vouch
+    }
+}
+
 /// The best items for a prompt, before and after the decision to say nothing.
 #[derive(Debug, Clone, Serialize)]
 pub struct Ranking {
@@ -94,8 +109,9 @@ pub struct Ranking {
     pub words: Vec<String>,
     /// The best item's coverage.
     pub confidence: f64,
-    /// The best cosine of any candidate to the prompt, when the model ranked.
-    pub best_cosine: Option<f64>,
+    /// When the model ranked.
+    #[serde(flatten)]
+    pub model: Option<ModelScore>,
     /// Under [`MIN_CONFIDENCE`]: the engine suggests nothing.
     pub silent: bool,
     /// The best items (kept even when silent, to explain).
@@ -104,9 +120,9 @@ pub struct Ranking {
 
 impl Ranking {
     /// The list is shown at a minimum confidence: the words' confidence reaches
-    /// it, or the model's best cosine reaches [`COSINE_VOUCH`].
+    /// it, or the model vouches for it.
     pub fn shown_at(&self, min_confidence: f64) -> bool {
-        self.confidence >= min_confidence || self.best_cosine.is_some_and(|c| c >= COSINE_VOUCH)
+        self.confidence >= min_confidence || self.model.is_some_and(|m| m.vouches())
     }
 }
 
@@ -125,7 +141,7 @@ pub fn suggest_with_store(index: &Index, prompt: &str, store: Option<&Path>) -> 
         m.read_store(dir);
     }
     let ranking = rank_with(index, prompt, model);
-    if ranking.best_cosine.is_none()
+    if ranking.model.is_none()
         && let Some(m) = model
     {
         m.prepare_in_background(&candidates(index), store);
@@ -184,18 +200,19 @@ pub fn rank_with(index: &Index, prompt: &str, model: Option<&model::Model>) -> R
         .filter(|r| telling(r))
         .map(|r| r.coverage)
         .fold(0.0, f64::max);
-    let cosines = model.and_then(|m| cosines(m, &candidates, prompt));
-    let (items, best_cosine) = match cosines {
-        Some(cos) => {
-            let best = cos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            (blend(index, items, &candidates, &cos), Some(best))
+    let cosines = model.and_then(|m| Some((m.vouch(), cosines(m, &candidates, prompt)?)));
+    let (items, model) = match cosines {
+        Some((vouch, cos)) => {
+            let best_cosine = cos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let score = ModelScore { best_cosine, vouch };
+            (blend(index, items, &candidates, &cos), Some(score))
         }
         None => (lexical, None),
     };
     let mut ranking = Ranking {
         words,
         confidence,
-        best_cosine,
+        model,
         silent: false,
         items,
     };
@@ -406,11 +423,21 @@ fn module_words(path: &str) -> Vec<u64> {
 /// The symbols a suggestion may name.
 fn candidates(index: &Index) -> Vec<&Unit> {
     // Built copies repeat the source's symbols without their docs and skew every
-    // word's rarity; a project shipped only built keeps them.
-    let built_only = index.files().all(|(path, _)| is_build_output(path));
+    // word's rarity; a project whose source declares nothing keeps them (an npm
+    // package of `dist/` and top-level stubs that only re-export it).
+    let source = candidates_in(index, |path| !is_build_output(path));
+    if source.is_empty() {
+        candidates_in(index, is_build_output)
+    } else {
+        source
+    }
+}
+
+/// The candidates of the files `keep` takes.
+fn candidates_in(index: &Index, keep: impl Fn(&str) -> bool) -> Vec<&Unit> {
     let mut out = Vec::new();
     for (path, entry) in index.files() {
-        if is_test_path(path) || is_bench_path(path) || (is_build_output(path) && !built_only) {
+        if is_test_path(path) || is_bench_path(path) || !keep(path) {
             continue;
         }
         // Functions enclosing the current unit, innermost last (units come in
@@ -442,5 +469,9 @@ fn candidates(index: &Index) -> Vec<&Unit> {
 
 fn is_candidate(unit: &Unit) -> bool {
     let d = &unit.data;
-    !d.name.starts_with('<') && d.name != "main" && !d.facts.callback && !d.is_test()
+    !d.name.starts_with('<')
+        && d.name != "main"
+        && !d.facts.callback
+        && !d.is_test()
+        && !d.is_dunder()
 }

