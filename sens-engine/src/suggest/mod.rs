@@ -27,8 +27,8 @@
 //! methods (`__eq__`: its class is), test code (test
 //! files, `#[cfg(test)]` modules, test functions by name or attribute),
 //! benchmarks, functions local to another function, vendored code (the walk
-//! skips it) and built copies (`dist/`, `build/`) of a project that has its
-//! source.
+//! skips it) and built copies (`dist/`, `build/`) of a project whose source
+//! declares a candidate.
 
 pub mod model;
 
