@@ -47,6 +47,11 @@ fn ledger() -> (tempfile::TempDir, Engine) {
             ),
         ),
     ];
+    project(&files)
+}
+
+/// An engine over a project of these files (path, text).
+fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
     for (path, text) in files {
         let path = dir.path().join(path);
@@ -171,19 +176,13 @@ fn built_copies_are_not_suggested_when_the_source_is_there() {
 /// stub that only re-exports it.
 #[test]
 fn a_package_of_built_files_and_stubs_that_reexport_them_keeps_its_built_files() {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in [
+    let (_dir, engine) = project(&[
         ("array.d.ts", "export * from './dist/array';\n"),
         (
             "dist/array/chunk.mjs",
             "function chunk(arr, size) {\n  const batches = [];\n  for (let i = 0; i < arr.length; i += size) {\n    batches.push(arr.slice(i, i + size));\n  }\n  return batches;\n}\n\nexport { chunk };\n",
         ),
-    ] {
-        let path = dir.path().join(path);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, text).unwrap();
-    }
-    let engine = Engine::open(dir.path(), RuleConfig::default()).unwrap();
+    ]);
     assert_eq!(
         first_suggested(&engine, "send the addresses in batches of fifty").as_deref(),
         Some("chunk")
@@ -192,12 +191,7 @@ fn a_package_of_built_files_and_stubs_that_reexport_them_keeps_its_built_files()
 
 /// An engine over a project of one file.
 fn one_file(path: &str, text: &str) -> (tempfile::TempDir, Engine) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(path);
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, text).unwrap();
-    let engine = Engine::open(dir.path(), RuleConfig::default()).unwrap();
-    (dir, engine)
+    project(&[(path, text)])
 }
 
 /// The engine's first unit of that name.
