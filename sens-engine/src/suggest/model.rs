@@ -24,6 +24,7 @@
 //! its first suggestion and rewritten after each background pass, so the next
 //! engine on the project ranks with the model from its first prompt.
 
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -368,8 +369,7 @@ impl Model {
 
     /// The vector of a symbol whose text is already embedded.
     pub fn cached(&self, unit: &Unit) -> Option<Arc<[f32]>> {
-        let key = word_hash(&symbol_text(unit));
-        self.lock().get(&key).cloned()
+        self.lock().get(&symbol_key(unit)).cloned()
     }
 
     /// Embeds the symbols that have no vector yet; returns how many it embedded.
@@ -474,9 +474,9 @@ impl Model {
             let cache = self.lock();
             units
                 .iter()
-                .map(|u| symbol_text(u))
-                .map(|t| (word_hash(&t), t))
+                .map(|u| (symbol_key(u), u))
                 .filter(|(k, _)| !cache.contains_key(k))
+                .map(|(k, u)| (k, symbol_text(u)))
                 .collect()
         };
         todo.sort_unstable_by_key(|&(k, _)| k);
@@ -494,17 +494,38 @@ impl Model {
 pub fn symbol_text(unit: &Unit) -> String {
     let d = &unit.data;
     let name = name_words(&d.name);
-    let doc: Vec<&str> = d
-        .facts
-        .doc
-        .split_whitespace()
-        .filter(|t| !COMMENT_MARKERS.contains(t))
-        .collect();
+    let doc: Vec<&str> = doc_words(&d.facts.doc).collect();
     if doc.is_empty() {
         format!("{name}. {}", d.signature)
     } else {
         format!("{name}. {}", doc.join(" "))
     }
+}
+
+/// What keys a symbol's vector: a hash of what [`symbol_text`] is made of (the
+/// name, then the doc's words or else the signature), made without building
+/// the text: a prompt looks up every candidate's vector.
+fn symbol_key(unit: &Unit) -> u64 {
+    let d = &unit.data;
+    let mut h = rustc_hash::FxHasher::default();
+    d.name.hash(&mut h);
+    let mut words = 0usize;
+    for word in doc_words(&d.facts.doc) {
+        word.hash(&mut h);
+        words += 1;
+    }
+    if words == 0 {
+        d.signature.hash(&mut h);
+    }
+    // The count tells a doc's words from a signature that reads the same.
+    words.hash(&mut h);
+    h.finish()
+}
+
+/// A doc comment's words, its comment markers dropped.
+fn doc_words(doc: &str) -> impl Iterator<Item = &str> {
+    doc.split_whitespace()
+        .filter(|t| !COMMENT_MARKERS.contains(t))
 }
 
 /// An identifier as lower-case words: `parseHTTPHeader2` -> `parse http header2`,
@@ -565,7 +586,23 @@ fn basic_words(text: &str) -> Vec<String> {
 
 /// The cosine of two unit vectors.
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    f64::from(a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>())
+    // Eight running sums, which the compiler keeps in one vector register: a
+    // single sum is a chain of dependent adds, and a prompt is compared with
+    // every candidate (thousands in a large project).
+    let mut sums = [0.0f32; 8];
+    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
+    let rest: f32 = a8
+        .remainder()
+        .iter()
+        .zip(b8.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a8.zip(b8) {
+        for (s, (x, y)) in sums.iter_mut().zip(x.iter().zip(y)) {
+            *s += x * y;
+        }
+    }
+    f64::from(sums.iter().sum::<f32>() + rest)
 }
 
 /// What names the on-disk vectors: the engine build, the weights file's length
@@ -807,27 +844,59 @@ impl Dense {
     fn apply(&self, x: &[f32], n: usize) -> Vec<f32> {
         let outputs = self.bias.len();
         let inputs = self.weight.len() / outputs;
-        let mut y: Vec<f32> = self.bias.repeat(n);
-        let product = |x: &[f32], y: &mut [f32]| {
-            gemm(
-                (x.len() / inputs, inputs, outputs),
-                Operand(x, inputs, 1),
-                Operand(&self.weight, outputs, 1),
-                y,
-                1.0,
-            );
-        };
-        // A long prompt's products are most of a suggestion's time: their rows
-        // split between the cores, each part packing the weights once.
+        let threads = rayon::current_num_threads();
         if spread(n) {
-            let rows = n.div_ceil(rayon::current_num_threads());
+            // A long prompt's products are most of a suggestion's time: their
+            // rows split between the cores, each part packing the weights once.
+            let rows = n.div_ceil(threads);
+            let mut y: Vec<f32> = self.bias.repeat(n);
             y.par_chunks_mut(rows * outputs)
                 .zip(x.par_chunks(rows * inputs))
-                .for_each(|(y, x)| product(x, y));
+                .for_each(|(y, x)| self.product_into(x, 0, y));
+            y
+        } else if threads > 1 {
+            // A short prompt's rows are too few to split, and its products
+            // are bound by reading the weights: the outputs split instead, so
+            // each core reads its share of them.
+            let width = outputs.div_ceil(threads);
+            let parts: Vec<Vec<f32>> = (0..outputs)
+                .into_par_iter()
+                .step_by(width)
+                .map(|from| {
+                    let bias = &self.bias[from..outputs.min(from + width)];
+                    let mut part = bias.repeat(n);
+                    self.product_into(x, from, &mut part);
+                    part
+                })
+                .collect();
+            let mut y = Vec::with_capacity(n * outputs);
+            for row in 0..n {
+                for part in &parts {
+                    let w = part.len() / n;
+                    y.extend_from_slice(&part[row * w..][..w]);
+                }
+            }
+            y
         } else {
-            product(x, &mut y);
+            let mut y: Vec<f32> = self.bias.repeat(n);
+            self.product_into(x, 0, &mut y);
+            y
         }
-        y
+    }
+
+    /// Adds `x W^T` to `y`, for the outputs from `from` on (as many as `y`'s
+    /// rows are wide; `x` has as many rows as `y`).
+    fn product_into(&self, x: &[f32], from: usize, y: &mut [f32]) {
+        let outputs = self.bias.len();
+        let inputs = self.weight.len() / outputs;
+        let rows = x.len() / inputs;
+        gemm(
+            (rows, inputs, y.len() / rows),
+            Operand(x, inputs, 1),
+            Operand(&self.weight[from..], outputs, 1),
+            y,
+            1.0,
+        );
     }
 }
 
