@@ -249,19 +249,38 @@ fn blend(index: &Index, items: Vec<Ranked>, candidates: &[&Unit], cos: &[f64]) -
             r
         })
         .collect();
-    out.extend(nearest.into_values().map(|(i, c)| Ranked {
-        suggestion: suggestion(index, candidates[i], 0.0),
+    // A name with no lexical item ranks by its cosine alone, so only the best
+    // few of them can reach the list: only those become items (a large
+    // project has thousands, each item copies a name, a signature and a path).
+    let mut rest: Vec<(f64, &Unit, f64)> = nearest
+        .into_values()
+        .map(|(i, c)| (blended(0.0, Some(c)), candidates[i], c))
+        .collect();
+    let before = |a: &(f64, &Unit, f64), b: &(f64, &Unit, f64)| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| (&a.1.file, a.1.data.start_line).cmp(&(&b.1.file, b.1.data.start_line)))
+    };
+    if rest.len() > MAX_SUGGESTIONS {
+        rest.select_nth_unstable_by(MAX_SUGGESTIONS - 1, before);
+        rest.truncate(MAX_SUGGESTIONS);
+    }
+    out.extend(rest.into_iter().map(|(_, unit, c)| Ranked {
+        suggestion: suggestion(index, unit, 0.0),
         coverage: 0.0,
         matches: Vec::new(),
         cosine: Some(c),
     }));
     for r in &mut out {
-        r.suggestion.score =
-            r.coverage + COSINE_WEIGHT * (r.cosine.unwrap_or(0.0) - COSINE_BASE).max(0.0);
+        r.suggestion.score = blended(r.coverage, r.cosine);
     }
     out.sort_by(best_first);
     out.truncate(MAX_SUGGESTIONS);
     out
+}
+
+/// An item's score: its coverage plus the cosine's share above the base.
+fn blended(coverage: f64, cosine: Option<f64>) -> f64 {
+    coverage + COSINE_WEIGHT * (cosine.unwrap_or(0.0) - COSINE_BASE).max(0.0)
 }
 
 /// Highest score first; ties in file and line order, so a ranking is the same
