@@ -281,3 +281,61 @@ fn an_engine_prepared_before_its_first_prompt_ranks_with_the_model_at_once() {
     assert!(first.model.is_some(), "the first ranking is by words alone");
     assert_eq!(engine.prepare_suggestions().unwrap(), 0);
 }
+
+/// Names with no lexical item rank by their cosine alone, and only the best of
+/// them become items: the list is what ranking every candidate would give.
+#[test]
+fn names_the_words_miss_are_listed_by_their_cosine_best_first() {
+    let docs = [
+        "Returns the area of a circle of the given radius.",
+        "Converts a colour from red, green and blue to hue.",
+        "Counts the days between two calendar dates.",
+        "Opens the settings file and reads its options.",
+        "Sends an email message to every subscriber.",
+        "Sorts the players by their score, highest first.",
+        "Draws a bar chart of the monthly sales.",
+        "Compresses a folder into a zip archive.",
+        "Parses a time of day such as 12:30 into minutes.",
+        "Rounds a price to the nearest cent.",
+        "Checks that a password is long enough.",
+        "Translates a greeting into French.",
+    ];
+    let text: String = docs
+        .iter()
+        .enumerate()
+        .map(|(i, doc)| format!("def helper_{i}(x):\n    \"\"\"{doc}\"\"\"\n    return x\n\n\n"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("helpers.py"), text).unwrap();
+    let engine = Engine::open(dir.path(), RuleConfig::default()).unwrap();
+    let index = engine.index();
+    let model = model();
+    let units: Vec<_> = index
+        .units()
+        .map(|(_, u)| u)
+        .filter(|u| u.data.name.starts_with("helper_"))
+        .collect();
+    assert_eq!(units.len(), docs.len());
+    model.prepare(&units);
+    let prompt = "how much money did we make on lunchboxes in spring";
+    let ranking = suggest::rank_with(index, prompt, Some(&model));
+    assert!(ranking.items.iter().all(|i| i.matches.is_empty()));
+    // Every candidate's score as an item would have it, highest first, ties in
+    // line order.
+    let p = model.embed_prompt(prompt);
+    let mut expected: Vec<(f64, u32, String)> = units
+        .iter()
+        .map(|u| {
+            let score = suggest::blended(0.0, Some(cosine(&model.cached(u).unwrap(), &p)));
+            (score, u.data.start_line, u.data.name.clone())
+        })
+        .collect();
+    expected.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let expected: Vec<String> = expected.into_iter().take(8).map(|e| e.2).collect();
+    let listed: Vec<String> = ranking
+        .items
+        .iter()
+        .map(|i| i.suggestion.name.clone())
+        .collect();
+    assert_eq!(listed, expected);
+}

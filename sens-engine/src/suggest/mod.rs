@@ -278,8 +278,9 @@ fn blend(index: &Index, items: Vec<Ranked>, candidates: &[&Unit], cos: &[f64]) -
     out
 }
 
-/// An item's score: its coverage plus the cosine's share above the base.
-fn blended(coverage: f64, cosine: Option<f64>) -> f64 {
+/// An item's score with the model: its coverage plus the cosine's share above
+/// [`COSINE_BASE`].
+pub fn blended(coverage: f64, cosine: Option<f64>) -> f64 {
     coverage + COSINE_WEIGHT * (cosine.unwrap_or(0.0) - COSINE_BASE).max(0.0)
 }
 
