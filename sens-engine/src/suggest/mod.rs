@@ -256,12 +256,11 @@ fn blend(index: &Index, items: Vec<Ranked>, candidates: &[&Unit], cos: &[f64]) -
         .into_values()
         .map(|(i, c)| (blended(0.0, Some(c)), candidates[i], c))
         .collect();
-    let before = |a: &(f64, &Unit, f64), b: &(f64, &Unit, f64)| {
-        b.0.total_cmp(&a.0)
-            .then_with(|| (&a.1.file, a.1.data.start_line).cmp(&(&b.1.file, b.1.data.start_line)))
-    };
+    fn place<'u>(&(score, unit, _): &(f64, &'u Unit, f64)) -> (f64, &'u str, usize) {
+        (score, &unit.file, unit.data.start_line as usize)
+    }
     if rest.len() > MAX_SUGGESTIONS {
-        rest.select_nth_unstable_by(MAX_SUGGESTIONS - 1, before);
+        rest.select_nth_unstable_by(MAX_SUGGESTIONS - 1, |a, b| score_order(place(a), place(b)));
         rest.truncate(MAX_SUGGESTIONS);
     }
     out.extend(rest.into_iter().map(|(_, unit, c)| Ranked {
@@ -287,12 +286,16 @@ pub fn blended(coverage: f64, cosine: Option<f64>) -> f64 {
 /// Highest score first; ties in file and line order, so a ranking is the same
 /// on every run.
 fn best_first(a: &Ranked, b: &Ranked) -> std::cmp::Ordering {
-    b.suggestion
-        .score
-        .total_cmp(&a.suggestion.score)
-        .then_with(|| {
-            (&a.suggestion.file, a.suggestion.line).cmp(&(&b.suggestion.file, b.suggestion.line))
-        })
+    fn place(r: &Ranked) -> (f64, &str, usize) {
+        (r.suggestion.score, &r.suggestion.file, r.suggestion.line)
+    }
+    score_order(place(a), place(b))
+}
+
+/// [`best_first`] on a score and a place (file, line).
+fn score_order(a: (f64, &str, usize), b: (f64, &str, usize)) -> std::cmp::Ordering {
+    b.0.total_cmp(&a.0)
+        .then_with(|| (a.1, a.2).cmp(&(b.1, b.2)))
 }
 
 /// What a suggestion says of a unit.

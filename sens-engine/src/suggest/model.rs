@@ -806,11 +806,17 @@ impl Weights {
         }
         let eps = self.family.layer_norm_eps();
         layer_norm(&mut x, &self.norm, d, eps);
+        // Each sequence's heads' position biases depend on its length alone:
+        // made once for every layer, in the order of `attention`'s tasks.
+        let biases: Vec<Vec<f32>> = lengths
+            .iter()
+            .flat_map(|&len| (0..HEADS).map(move |h| head_bias(&self.relative, h, len)))
+            .collect();
         for layer in &self.layers {
             let q = layer.query.apply(&x, n);
             let k = layer.key.apply(&x, n);
             let v = layer.value.apply(&x, n);
-            let context = attention((&q, &k, &v), &lengths, d, &self.relative);
+            let context = attention((&q, &k, &v), &lengths, d, &biases);
             let mut h = layer.attention_out.apply(&context, n);
             h.iter_mut().zip(&x).for_each(|(h, x)| *h += x);
             layer_norm(&mut h, &layer.attention_norm, d, eps);
@@ -845,16 +851,17 @@ impl Dense {
         let outputs = self.bias.len();
         let inputs = self.weight.len() / outputs;
         let threads = rayon::current_num_threads();
-        if spread(n) {
+        if spread(n) || threads == 1 {
             // A long prompt's products are most of a suggestion's time: their
-            // rows split between the cores, each part packing the weights once.
+            // rows split between the cores, each part packing the weights once
+            // (one part on one core).
             let rows = n.div_ceil(threads);
             let mut y: Vec<f32> = self.bias.repeat(n);
             y.par_chunks_mut(rows * outputs)
                 .zip(x.par_chunks(rows * inputs))
                 .for_each(|(y, x)| self.product_into(x, 0, y));
             y
-        } else if threads > 1 {
+        } else {
             // A short prompt's rows are too few to split, and its products
             // are bound by reading the weights: the outputs split instead, so
             // each core reads its share of them.
@@ -876,10 +883,6 @@ impl Dense {
                     y.extend_from_slice(&part[row * w..][..w]);
                 }
             }
-            y
-        } else {
-            let mut y: Vec<f32> = self.bias.repeat(n);
-            self.product_into(x, 0, &mut y);
             y
         }
     }
@@ -971,13 +974,13 @@ fn spread(rows: usize) -> bool {
 
 /// Multi-head self-attention within each sequence (`lengths` of rows stacked
 /// in `q`, `k` and `v`; no padding): every sequence's every head is a task of
-/// its own, spread over the cores when there are enough rows. `relative`: the
-/// `buckets x heads` position biases, or empty.
+/// its own, spread over the cores when there are enough rows. `biases`: each
+/// task's [`head_bias`], sequence by sequence and head by head.
 fn attention(
     (q, k, v): (&[f32], &[f32], &[f32]),
     lengths: &[usize],
     d: usize,
-    relative: &[f32],
+    biases: &[Vec<f32>],
 ) -> Vec<f32> {
     let hd = d / HEADS;
     let mut jobs = Vec::new();
@@ -986,15 +989,14 @@ fn attention(
         jobs.extend((0..HEADS).map(|h| (start, len, h * hd)));
         start += len;
     }
-    let run = |&(start, n, at): &(usize, usize, usize)| {
+    let run = |(&(start, n, at), bias): (&(usize, usize, usize), &Vec<f32>)| {
         let rows = start * d + at;
-        let bias = head_bias(relative, at / hd, n);
-        head_attention((&q[rows..], &k[rows..], &v[rows..]), n, d, &bias)
+        head_attention((&q[rows..], &k[rows..], &v[rows..]), n, d, bias)
     };
     let heads: Vec<Vec<f32>> = if spread(start) {
-        jobs.par_iter().map(run).collect()
+        jobs.par_iter().zip(biases).map(run).collect()
     } else {
-        jobs.iter().map(run).collect()
+        jobs.iter().zip(biases).map(run).collect()
     };
     let mut context = vec![0.0f32; start * d];
     for (&(start, _, at), head) in jobs.iter().zip(&heads) {
