@@ -186,7 +186,12 @@ pub fn rank_with(index: &Index, prompt: &str, model: Option<&model::Model>) -> R
     words.dedup();
     let hashes: Vec<u64> = words.iter().map(|w| word_hash(w)).collect();
     let candidates = candidates(index);
-    let mut items = score(index, &candidates, &words, &hashes);
+    // The prompt's vector takes most of a suggestion's time and leaves a core
+    // idle in its serial steps: the words score meanwhile.
+    let (mut items, cosines) = rayon::join(
+        || score(index, &candidates, &words, &hashes),
+        || model.and_then(|m| Some((m.vouch(), cosines(m, &candidates, prompt)?))),
+    );
     items.sort_by(best_first);
     let mut seen = rustc_hash::FxHashSet::default();
     items.retain(|r| seen.insert(r.suggestion.name.clone()));
@@ -202,7 +207,6 @@ pub fn rank_with(index: &Index, prompt: &str, model: Option<&model::Model>) -> R
         .filter(|r| telling(r))
         .map(|r| r.coverage)
         .fold(0.0, f64::max);
-    let cosines = model.and_then(|m| Some((m.vouch(), cosines(m, &candidates, prompt)?)));
     let (items, model) = match cosines {
         Some((vouch, cos)) => {
             let best_cosine = cos.iter().copied().fold(f64::NEG_INFINITY, f64::max);

@@ -29,6 +29,7 @@
 //! engine on the project ranks with the model from its first prompt.
 
 use std::hash::{Hash, Hasher};
+use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -37,7 +38,7 @@ use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::lanes;
+use super::lanes::{self, wide};
 use super::quant::{self, Quantized};
 use crate::index::Unit;
 use crate::words::word_hash;
@@ -869,13 +870,16 @@ impl Dense {
                 // A long prompt's rows split between the cores, each rounding
                 // its own and writing its part of the product in place.
                 let rows = n.div_ceil(threads);
-                let mut y = vec![0.0f32; n * outputs];
-                y.par_chunks_mut(rows * outputs)
-                    .zip(x.par_chunks(rows * inputs))
-                    .for_each(|(y, x)| {
-                        quantized.product_into(&quant::rows(x, inputs), 0, &self.bias, y)
-                    });
-                return y;
+                let fill = |y: &mut [MaybeUninit<f32>]| {
+                    y.par_chunks_mut(rows * outputs)
+                        .zip(x.par_chunks(rows * inputs))
+                        .for_each(|(y, x)| {
+                            quantized.product_into(&quant::rows(x, inputs), 0, &self.bias, y)
+                        })
+                };
+                // SAFETY: the chunks cover `y`, and `product_into` sets every
+                // value of its chunk.
+                return unsafe { lanes::written(n * outputs, fill) };
             }
             // A short prompt's outputs split between the cores: each reads its
             // share of the weights once, and the rows are rounded once for all.
@@ -920,7 +924,6 @@ impl Dense {
             Operand(x, inputs, 1),
             Operand(&self.weight[from..], outputs, 1),
             y,
-            1.0,
         );
     }
 }
@@ -963,9 +966,37 @@ fn transpose(m: &[f32], rows: usize, cols: usize) -> Vec<f32> {
 /// A matrix view: data, row stride, column stride.
 struct Operand<'a>(&'a [f32], usize, usize);
 
-/// `c = beta c + a b` (`beta` 1: adds to what `c` holds) for an `m x k` `a`, a
-/// `k x n` `b` and a row-major `m x n` `c`.
-fn gemm((m, k, n): (usize, usize, usize), a: Operand, b: Operand, c: &mut [f32], beta: f32) {
+/// `c += a b` for an `m x k` `a`, a `k x n` `b` and a row-major `m x n` `c`.
+fn gemm(dims: (usize, usize, usize), a: Operand, b: Operand, c: &mut [f32]) {
+    // SAFETY: `c`'s values are all set.
+    unsafe { sgemm(dims, a, b, c.as_mut_ptr(), c.len(), 1.0) }
+}
+
+/// The row-major `m x n` product `a b` of an `m x k` `a` and a `k x n` `b`.
+fn product(dims: (usize, usize, usize), a: Operand, b: Operand) -> Vec<f32> {
+    let (m, _, n) = dims;
+    let fill = |c: &mut [MaybeUninit<f32>]| {
+        // SAFETY: with beta 0, matrixmultiply reads none of `c`'s values
+        // (its documentation: "C does not need to be initialized").
+        unsafe { sgemm(dims, a, b, c.as_mut_ptr().cast(), c.len(), 0.0) }
+    };
+    // SAFETY: the product sets each of the `m x n` values.
+    unsafe { lanes::written(m * n, fill) }
+}
+
+/// `c = beta c + a b` into the `len` values at `c` (row-major, `n` wide).
+///
+/// # Safety
+///
+/// `c` points to `len` writable values, set unless `beta` is 0.
+unsafe fn sgemm(
+    (m, k, n): (usize, usize, usize),
+    a: Operand,
+    b: Operand,
+    c: *mut f32,
+    len: usize,
+    beta: f32,
+) {
     let last = |rows: usize, cols: usize, rs: usize, cs: usize| (rows - 1) * rs + (cols - 1) * cs;
     assert!(m > 0 && k > 0 && n > 0);
     assert!(
@@ -976,9 +1007,10 @@ fn gemm((m, k, n): (usize, usize, usize), a: Operand, b: Operand, c: &mut [f32],
         last(k, n, b.1, b.2) < b.0.len(),
         "right operand out of bounds"
     );
-    assert!(m * n <= c.len(), "product out of bounds");
+    assert!(m * n <= len, "product out of bounds");
     // SAFETY: the asserts above keep every index the strides reach inside the
-    // slices, and `c` does not alias `a` or `b` (it is borrowed mutably).
+    // slices and `c`'s `len` values, and `c` does not alias `a` or `b` (the
+    // caller holds it mutably).
     unsafe {
         matrixmultiply::sgemm(
             m,
@@ -992,7 +1024,7 @@ fn gemm((m, k, n): (usize, usize, usize), a: Operand, b: Operand, c: &mut [f32],
             b.1 as isize,
             b.2 as isize,
             beta,
-            c.as_mut_ptr(),
+            c,
             n as isize,
             1,
         );
@@ -1075,48 +1107,10 @@ fn head_attention(
     let hd = d / HEADS;
     let stride = 3 * d;
     let scale = 1.0 / (hd as f32).sqrt();
-    let mut scores = vec![0.0f32; n * n];
     // Q_h K_h^T: K's head as the `hd x n` right operand.
-    gemm(
-        (n, hd, n),
-        Operand(q, stride, 1),
-        Operand(k, 1, stride),
-        &mut scores,
-        0.0,
-    );
+    let mut scores = product((n, hd, n), Operand(q, stride, 1), Operand(k, 1, stride));
     attention_weights(&mut scores, n, scale, bias);
-    let mut head = vec![0.0f32; n * hd];
-    gemm(
-        (n, n, hd),
-        Operand(&scores, n, 1),
-        Operand(v, stride, 1),
-        &mut head,
-        0.0,
-    );
-    head
-}
-
-/// Defines a function and its twin compiled for AVX-512 where the CPU has it (16
-/// lanes where the baseline has 4), for the element-wise loops of a forward
-/// pass: their operations are the same in every width, so the vectors are too.
-/// What the loops call is inlined (`#[inline(always)]`) so that it is compiled
-/// wide as well.
-macro_rules! wide {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $body:block) => {
-        $(#[$doc])*
-        fn $name($($arg: $ty),*) {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f")]
-                fn wide($($arg: $ty),*) $body
-                if lanes::avx512() {
-                    // SAFETY: the CPU has AVX-512F.
-                    return unsafe { wide($($arg),*) };
-                }
-            }
-            $body
-        }
-    };
+    product((n, n, hd), Operand(&scores, n, 1), Operand(v, stride, 1))
 }
 
 wide! {
@@ -1147,7 +1141,7 @@ wide! {
 #[inline(always)]
 fn softmax(row: &mut [f32]) {
     let max = lanes::max(row, |s| s);
-    row.iter_mut().for_each(|s| *s = exp(*s - max));
+    lanes::map16(row, |s| exp(s - max));
     let inverse = 1.0 / lanes::sum(row, |s| s);
     row.iter_mut().for_each(|s| *s *= inverse);
 }

@@ -16,7 +16,9 @@
 //! is fifty times slower than the kernel and slower than `f32`, so it only
 //! checks the kernel.
 
-use super::lanes;
+use std::mem::MaybeUninit;
+
+use super::lanes::{self, wide};
 
 /// Outputs per block of the packed layout (one 512-bit register of `i32` sums).
 const LANES: usize = 16;
@@ -94,41 +96,53 @@ impl Quantized {
     /// `x W^T + bias` for the outputs `from..from + width` (multiples of
     /// [`TILE_OUTPUTS`]) of every row of `x`: `rows x width`, row-major.
     pub(super) fn product(&self, x: &Rows, from: usize, width: usize, bias: &[f32]) -> Vec<f32> {
-        let mut y = vec![0.0f32; x.scale.len() * width];
-        self.product_into(x, from, bias, &mut y);
-        y
+        // SAFETY: `product_into` sets every value of its output.
+        unsafe {
+            lanes::written(x.scale.len() * width, |y| {
+                self.product_into(x, from, bias, y)
+            })
+        }
     }
 
     /// [`Quantized::product`] into `y`, as many outputs wide as it has room
-    /// for beside `x`'s rows.
-    pub(super) fn product_into(&self, x: &Rows, from: usize, bias: &[f32], y: &mut [f32]) {
+    /// for beside `x`'s rows: sets every value of `y`.
+    pub(super) fn product_into(
+        &self,
+        x: &Rows,
+        from: usize,
+        bias: &[f32],
+        y: &mut [MaybeUninit<f32>],
+    ) {
+        product_into(self, x, from, bias, y);
+    }
+}
+
+wide! {
+    /// [`Quantized::product_into`]: its last step (each sum less the zero
+    /// point's share, scaled, plus the bias) is element-wise.
+    fn product_into(w: &Quantized, x: &Rows, from: usize, bias: &[f32], y: &mut [MaybeUninit<f32>]) {
         let n = x.scale.len();
         let width = y.len() / n;
-        let steps = self.inputs / STEP;
+        let steps = w.inputs / STEP;
         let mut sums = vec![0i32; TILE_ROWS * TILE_OUTPUTS];
         for tile in (from..from + width).step_by(TILE_OUTPUTS) {
-            let weights = &self.packed[tile / LANES * steps * LANES * STEP..];
+            let weights = &w.packed[tile / LANES * steps * LANES * STEP..];
             for row in (0..n).step_by(TILE_ROWS) {
                 let rows = TILE_ROWS.min(n - row);
-                let bytes = &x.bytes[row * self.inputs..(row + rows) * self.inputs];
-                tile_sums(
-                    bytes,
-                    self.inputs,
-                    weights,
-                    &mut sums[..rows * TILE_OUTPUTS],
-                );
+                let bytes = &x.bytes[row * w.inputs..(row + rows) * w.inputs];
+                tile_sums(bytes, w.inputs, weights, &mut sums[..rows * TILE_OUTPUTS]);
                 for (r, sums) in sums.chunks_exact(TILE_OUTPUTS).take(rows).enumerate() {
                     let out = &mut y[(row + r) * width + tile - from..][..TILE_OUTPUTS];
                     let o = tile..tile + TILE_OUTPUTS;
-                    let zero = x.zero[row + r];
+                    let (zero, row_scale) = (x.zero[row + r], x.scale[row + r]);
                     for ((((y, &sum), &weights), &scale), &bias) in out
                         .iter_mut()
                         .zip(sums)
-                        .zip(&self.sums[o.clone()])
-                        .zip(&self.scale[o.clone()])
+                        .zip(&w.sums[o.clone()])
+                        .zip(&w.scale[o.clone()])
                         .zip(&bias[o])
                     {
-                        *y = (sum - zero * weights) as f32 * (x.scale[row + r] * scale) + bias;
+                        y.write((sum - zero * weights) as f32 * (row_scale * scale) + bias);
                     }
                 }
             }
@@ -136,33 +150,34 @@ impl Quantized {
     }
 }
 
-/// Each row of `x` (`inputs` wide) rounded to 256 steps from its least value
-/// to its largest (0 included, so that 0 is a whole step).
-pub(super) fn rows(x: &[f32], inputs: usize) -> Rows {
-    let n = x.len() / inputs;
-    let mut rows = Rows {
-        bytes: Vec::with_capacity(x.len()),
-        scale: Vec::with_capacity(n),
-        zero: Vec::with_capacity(n),
-    };
-    for row in x.chunks_exact(inputs) {
-        let least = -lanes::max(row, |v| -v).max(0.0);
-        let largest = lanes::max(row, |v| v).max(0.0);
-        let s = if largest > least {
-            (largest - least) / 255.0
-        } else {
-            1.0
+wide! {
+    /// Each row of `x` (`inputs` wide) rounded to 256 steps from its least value
+    /// to its largest (0 included, so that 0 is a whole step).
+    pub(super) fn rows(x: &[f32], inputs: usize) -> Rows {
+        let n = x.len() / inputs;
+        let mut rows = Rows {
+            bytes: vec![0; x.len()],
+            scale: Vec::with_capacity(n),
+            zero: Vec::with_capacity(n),
         };
-        let inverse = 1.0 / s;
-        let zero = lanes::nearest(-least * inverse);
-        rows.bytes.extend(
-            row.iter()
-                .map(|&v| (lanes::nearest(v * inverse) + zero).clamp(0, 255) as u8),
-        );
-        rows.scale.push(s);
-        rows.zero.push(zero);
+        for (row, bytes) in x.chunks_exact(inputs).zip(rows.bytes.chunks_exact_mut(inputs)) {
+            let least = -lanes::max(row, |v| -v).max(0.0);
+            let largest = lanes::max(row, |v| v).max(0.0);
+            let s = if largest > least {
+                (largest - least) / 255.0
+            } else {
+                1.0
+            };
+            let inverse = 1.0 / s;
+            let zero = lanes::nearest(-least * inverse);
+            for (b, &v) in bytes.iter_mut().zip(row) {
+                *b = (lanes::nearest(v * inverse) + zero).clamp(0, 255) as u8;
+            }
+            rows.scale.push(s);
+            rows.zero.push(zero);
+        }
+        rows
     }
-    rows
 }
 
 /// The step of 8 bits for `values`: their largest magnitude is 127 steps (1
