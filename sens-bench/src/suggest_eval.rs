@@ -72,6 +72,20 @@ pub enum Kind {
     None,
 }
 
+impl Kind {
+    const ALL: [Kind; 4] = [Kind::Far, Kind::Near, Kind::Common, Kind::None];
+
+    /// The kind as a case file spells it.
+    fn label(self) -> &'static str {
+        match self {
+            Kind::Far => "far",
+            Kind::Near => "near",
+            Kind::Common => "common",
+            Kind::None => "none",
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Case {
@@ -251,11 +265,22 @@ pub fn figures<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Figures {
     f
 }
 
+/// The figures of each kind the outcomes hold, in [`Kind::ALL`]'s order.
+pub fn figures_by_kind(outcomes: &[Outcome]) -> Vec<(Kind, Figures)> {
+    Kind::ALL
+        .into_iter()
+        .filter(|&kind| outcomes.iter().any(|o| o.kind == kind))
+        .map(|kind| (kind, figures(outcomes.iter().filter(|o| o.kind == kind))))
+        .collect()
+}
+
 #[derive(Serialize)]
 struct Report<'a> {
     all: Figures,
     tuning: Figures,
     holdout: Figures,
+    /// Each kind's figures (kinds the file holds).
+    by_kind: Vec<(Kind, Figures)>,
     /// The tuning cases' figures with the minimum confidence at another value.
     sweep: Vec<(f64, Figures)>,
     speed: Vec<Speed>,
@@ -343,6 +368,7 @@ pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
         all: figures(&outcomes),
         tuning: figures(outcomes.iter().filter(|o| !o.holdout)),
         holdout: figures(outcomes.iter().filter(|o| o.holdout)),
+        by_kind: figures_by_kind(&outcomes),
         sweep,
         speed,
         outcomes: &outcomes,
@@ -365,7 +391,7 @@ fn table(r: &Report) -> String {
             (_, _, _, true) => "WRONG".to_string(),
             _ => "miss".to_string(),
         };
-        let kind = format!("{:?}", o.kind).to_lowercase();
+        let kind = o.kind.label();
         let held = if o.holdout { "H" } else { " " };
         out.push_str(&format!(
             "{verdict:<7} {kind:<4} {held} {:.2} {:<10} {}\n        -> {}\n",
@@ -379,6 +405,10 @@ fn table(r: &Report) -> String {
             }
         ));
     }
+    let kinds = r
+        .by_kind
+        .iter()
+        .map(|(kind, f)| (kind.label().to_string(), f));
     let sweep = r.sweep.iter().map(|(min, f)| (format!("min {min:.2}"), f));
     let rows = [
         ("all", &r.all),
@@ -387,6 +417,7 @@ fn table(r: &Report) -> String {
     ]
     .into_iter()
     .map(|(label, f)| (label.to_string(), f))
+    .chain(kinds)
     .chain(sweep);
     for (label, f) in rows {
         out.push_str(&format!(
@@ -634,5 +665,37 @@ mod tests {
         assert!((f.mrr - 0.5 / 4.0).abs() < 1e-12);
         assert_eq!((f.none_cases, f.empty_lists), (2, 1));
         assert!((f.empty_list_rate - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn each_kind_held_gets_its_own_figures() {
+        let outcomes = [
+            judge(&case(Kind::Far, &["a"], &[]), &ranking(&["a"], 0.5), 0.3),
+            judge(&case(Kind::Far, &["b"], &[]), &ranking(&["z"], 0.5), 0.3),
+            judge(&case(Kind::Common, &["c"], &[]), &ranking(&["c"], 0.5), 0.3),
+            judge(&case(Kind::None, &[], &[]), &ranking(&["q"], 0.1), 0.3),
+        ];
+        let kinds = figures_by_kind(&outcomes);
+        let summary: Vec<_> = kinds
+            .iter()
+            .map(|(kind, f)| {
+                (
+                    kind.label(),
+                    f.reuse_cases,
+                    f.hits,
+                    f.wrong_lists,
+                    f.empty_lists,
+                )
+            })
+            .collect();
+        // No near case: no near row.
+        assert_eq!(
+            summary,
+            [
+                ("far", 2, 1, 1, 0),
+                ("common", 1, 1, 0, 0),
+                ("none", 0, 0, 0, 1)
+            ]
+        );
     }
 }
