@@ -1,7 +1,8 @@
 //! Loops over `f32`s written so that the compiler vectorizes them: eight
 //! running sums or maxima instead of one chain of dependent steps, rounding
-//! without a call into the C library. The forward pass, the 8-bit products
-//! and the cosine share them.
+//! without a call into the C library, a map with no scalar tail; outputs made
+//! without zeroing them first; and `wide!`, which compiles a loop for
+//! AVX-512 too. The forward pass, the 8-bit products and the cosine share them.
 
 use std::mem::MaybeUninit;
 

@@ -874,7 +874,13 @@ impl Dense {
                     y.par_chunks_mut(rows * outputs)
                         .zip(x.par_chunks(rows * inputs))
                         .for_each(|(y, x)| {
-                            quantized.product_into(&quant::rows(x, inputs), 0, &self.bias, y)
+                            quant::product_into(
+                                quantized,
+                                &quant::rows(x, inputs),
+                                0,
+                                &self.bias,
+                                y,
+                            )
                         })
                 };
                 // SAFETY: the chunks cover `y`, and `product_into` sets every

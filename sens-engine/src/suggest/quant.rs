@@ -99,28 +99,17 @@ impl Quantized {
         // SAFETY: `product_into` sets every value of its output.
         unsafe {
             lanes::written(x.scale.len() * width, |y| {
-                self.product_into(x, from, bias, y)
+                product_into(self, x, from, bias, y)
             })
         }
-    }
-
-    /// [`Quantized::product`] into `y`, as many outputs wide as it has room
-    /// for beside `x`'s rows: sets every value of `y`.
-    pub(super) fn product_into(
-        &self,
-        x: &Rows,
-        from: usize,
-        bias: &[f32],
-        y: &mut [MaybeUninit<f32>],
-    ) {
-        product_into(self, x, from, bias, y);
     }
 }
 
 wide! {
-    /// [`Quantized::product_into`]: its last step (each sum less the zero
-    /// point's share, scaled, plus the bias) is element-wise.
-    fn product_into(w: &Quantized, x: &Rows, from: usize, bias: &[f32], y: &mut [MaybeUninit<f32>]) {
+    /// [`Quantized::product`] of `w` into `y`, as many outputs wide as it has
+    /// room for beside `x`'s rows: sets every value of `y`. Its last step (each
+    /// sum less the zero point's share, scaled, plus the bias) is element-wise.
+    pub(super) fn product_into(w: &Quantized, x: &Rows, from: usize, bias: &[f32], y: &mut [MaybeUninit<f32>]) {
         let n = x.scale.len();
         let width = y.len() / n;
         let steps = w.inputs / STEP;
