@@ -378,6 +378,63 @@ async fn the_installed_mcp_server_answers_find_symbol_from_the_resident_engine_i
     );
 }
 
+#[test]
+fn the_mcp_server_answers_batches_and_malformed_messages_as_json_rpc_says() {
+    let project = Project::new();
+    let lines = [
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"b","method":"tools/list"}]"#,
+        "5",
+        r#"{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}"#,
+        "[]",
+        "{not json",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+    ];
+    let mut child = Command::new(SENS)
+        .args(["engine", "mcp"])
+        .arg(project.root())
+        .args(["--idle-secs", "5"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = lines.join("\n") + "\n";
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let responses: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let ids_and_codes =
+        |response: &Value| (response["id"].clone(), response["error"]["code"].clone());
+    assert_eq!(
+        responses.len(),
+        6,
+        "one line per message but the notification: {responses:?}"
+    );
+    let batch = responses[0]
+        .as_array()
+        .expect("a batch is answered with an array");
+    assert_eq!(batch.len(), 2, "{batch:?}");
+    assert_eq!(batch[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    assert_eq!(batch[1]["id"], "b");
+    assert!(batch[1]["result"]["tools"].is_array());
+    for response in &responses[1..4] {
+        assert_eq!(
+            ids_and_codes(response),
+            (Value::Null, json!(-32600)),
+            "{response}"
+        );
+    }
+    assert_eq!(ids_and_codes(&responses[4]), (Value::Null, json!(-32700)));
+    assert_eq!(
+        responses[5],
+        json!({"jsonrpc": "2.0", "id": 2, "result": {}})
+    );
+}
+
 const PERSON_SETTINGS: &str = "{\n    \"permissions\": {\"allow\": [\"Bash(ls)\"]},\n    \"hooks\": {\n        \"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./mine.sh\"}]}]\n    }\n}\n";
 
 const PERSON_MCP: &str =

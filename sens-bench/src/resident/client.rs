@@ -98,8 +98,9 @@ pub fn mcp(launch: &Launch) -> anyhow::Result<ExitCode> {
 }
 
 /// The response to one line of the MCP client, `ask`ing the engine: `None` for
-/// a notification. A line that is not JSON, or an engine out of reach, is a
-/// JSON-RPC error (the latter saying how to start or disable Sens).
+/// notifications alone. A line that is not JSON, or an engine out of reach, is
+/// a JSON-RPC error (the latter, for each request of a batch, saying how to
+/// start or disable Sens).
 fn mcp_answer(
     line: &str,
     dir: &Path,
@@ -115,17 +116,16 @@ fn mcp_answer(
             ));
         }
     };
-    let id = message.get("id").filter(|id| !id.is_null()).cloned();
-    match ask(&Request::Mcp { message }) {
+    let request = Request::Mcp {
+        message: message.clone(),
+    };
+    match ask(&request) {
         Ok(Value::Null) => None,
         Ok(response) => Some(response),
-        Err(err) => id.map(|id| {
-            mcp::error(
-                id,
-                mcp::INTERNAL_ERROR,
-                &unreachable_message(Some(dir), &err),
-            )
-        }),
+        Err(err) => {
+            let why = unreachable_message(Some(dir), &err);
+            mcp::answer_each(&message, |_, id| mcp::error(id, mcp::INTERNAL_ERROR, &why))
+        }
     }
 }
 
@@ -471,6 +471,21 @@ mod tests {
             mcp_answer(note, dir, down),
             None,
             "a notification is never answered"
+        );
+        let batch = format!(r#"[{note}, {{"jsonrpc":"2.0","id":1,"method":"ping"}}, 5]"#);
+        let answer = mcp_answer(&batch, dir, down).unwrap();
+        let codes: Vec<(Value, Value)> = answer
+            .as_array()
+            .expect("a batch is answered with an array")
+            .iter()
+            .map(|r| (r["id"].clone(), r["error"]["code"].clone()))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                (json!(1), json!(mcp::INTERNAL_ERROR)),
+                (Value::Null, json!(-32600))
+            ]
         );
     }
 
