@@ -1,7 +1,8 @@
-//! Running a task's command lines: `bash -c` in a folder, with the pinned
-//! environment, a time limit, its own process group (ended whole on timeout, on
-//! exit and on Ctrl-C, through [`group`]), and stdout + stderr in one log file per
-//! command. [`confirm`] is the retry rule grading and validation share: a result
+//! Running a task's command lines: `bash -c` in a folder, inside the run's
+//! sandbox ([`crate::sandbox`]) when it has one, with the pinned environment, a
+//! time limit, its own process group (ended whole on timeout, on exit and on
+//! Ctrl-C, through [`group`]), and stdout + stderr in one capped log file per
+//! command ([`capped`]). [`confirm`] is the retry rule grading and validation share: a result
 //! that went wrong counts only when a second run agrees.
 
 use std::collections::BTreeSet;
@@ -19,10 +20,17 @@ use anyhow::{Context, Result, bail};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
+use crate::sandbox::View;
 use crate::sync::lock;
+use capped::Capture;
 use group::{exit_status_without_reaping, kill_group};
 
+pub mod capped;
 pub mod group;
+
+/// How long a command's output may stay open after the command and its
+/// process group have ended (only a process that left both can hold it).
+const OUTPUT_GRACE: Duration = Duration::from_secs(5);
 
 /// The environment every task command runs with, on top of the inherited one, so
 /// that grading does not depend on the machine's locale, time zone or hash seed.
@@ -46,6 +54,9 @@ pub struct CommandLine<'a> {
     pub timeout: Duration,
     /// Where stdout and stderr go, together; created or truncated.
     pub log: &'a Path,
+    /// The sandbox it runs in (`dir` must be one of its writable folders);
+    /// `None` runs it on the host.
+    pub sandbox: Option<&'a View>,
 }
 
 /// How a command ended.
@@ -177,29 +188,47 @@ pub fn run(cmd: &CommandLine<'_>) -> Result<Outcome> {
         .with_context(|| format!("cannot create the log file {}", cmd.log.display()))?;
     writeln!(log, "$ {}\n# in {}", cmd.line, cmd.dir.display())
         .with_context(|| format!("cannot write the log file {}", cmd.log.display()))?;
-    let stderr = log
-        .try_clone()
-        .with_context(|| format!("cannot share the log file {}", cmd.log.display()))?;
     let started = Instant::now();
-    let spawned = std::process::Command::new("bash")
+    let could_not_start = |why: String| Outcome {
+        status: Status::CouldNotStart(why),
+        duration: started.elapsed(),
+        log: cmd.log.to_path_buf(),
+    };
+    let mut command = match cmd.sandbox.map(|view| view.wrapper(cmd.dir)) {
+        None => std::process::Command::new("bash"),
+        Some(Ok(mut wrapper)) => {
+            wrapper.arg("bash");
+            wrapper
+        }
+        Some(Err(err)) => return Ok(could_not_start(format!("{err:#}"))),
+    };
+    let (output, writer) = std::io::pipe().context("cannot make a pipe for a command's output")?;
+    let stderr = writer
+        .try_clone()
+        .context("cannot share a command's output pipe")?;
+    command
         .arg("-c")
         .arg(cmd.line)
         .current_dir(cmd.dir)
         .envs(PINNED_ENV)
         .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
-        .stdout(log)
+        .stdout(writer)
         .stderr(stderr)
-        .process_group(0)
-        .spawn();
+        .process_group(0);
+    let spawned = command.spawn();
+    // The pipe's write ends now live only in the child: its output ends when the
+    // last process holding them does.
+    drop(command);
+    let capture = Capture::start(output, log)
+        .with_context(|| format!("cannot start logging into {}", cmd.log.display()))?;
     let mut child = match spawned {
         Ok(child) => child,
         Err(err) => {
-            return Ok(Outcome {
-                status: Status::CouldNotStart(format!("bash in {}: {err}", cmd.dir.display())),
-                duration: started.elapsed(),
-                log: cmd.log.to_path_buf(),
-            });
+            return Ok(could_not_start(format!(
+                "bash in {}: {err}",
+                cmd.dir.display()
+            )));
         }
     };
     let group = LiveGroup::new(child.id());
@@ -210,6 +239,9 @@ pub fn run(cmd: &CommandLine<'_>) -> Result<Outcome> {
     child
         .wait()
         .with_context(|| format!("cannot reap `{}`", cmd.line))?;
+    capture
+        .finish(OUTPUT_GRACE)
+        .with_context(|| format!("cannot write the log file {}", cmd.log.display()))?;
     if interrupted() {
         bail!("interrupted");
     }
@@ -318,6 +350,7 @@ mod tests {
             env: &[("EXTRA".to_string(), "yes".to_string())],
             timeout,
             log: &log,
+            sandbox: None,
         })
         .expect("runs");
         (outcome, dir)
@@ -337,6 +370,24 @@ mod tests {
         let log = log_text(&outcome);
         assert!(log.contains("out UTC C.UTF-8 0 yes"), "{log}");
         assert!(log.contains("err"), "{log}");
+    }
+
+    #[test]
+    fn output_past_the_cap_keeps_the_end_where_the_runners_summary_is() {
+        let total = capped::HEAD + capped::TAIL + 1_000_000;
+        let (outcome, _dir) = run_line(
+            &format!("head -c {total} /dev/zero | tr '\\0' a; echo; echo '3 passed in 0.1s'"),
+            Duration::from_secs(60),
+        );
+        assert_eq!(outcome.status, Status::Passed);
+        let log = log_text(&outcome);
+        assert!(
+            log.len() < capped::HEAD + capped::TAIL + 1000,
+            "{}",
+            log.len()
+        );
+        assert!(log.contains("bytes of output cut here"));
+        assert!(log.ends_with("3 passed in 0.1s\n"));
     }
 
     #[test]
@@ -362,6 +413,7 @@ mod tests {
             env: &[],
             timeout: Duration::from_secs(5),
             log: &log,
+            sandbox: None,
         })
         .expect("runs");
         assert!(matches!(outcome.status, Status::CouldNotStart(_)));

@@ -3,8 +3,8 @@
 //! every command is a function in one of these modules.
 //!
 //! The rooms follow the flow of a run, and each uses only rooms before it:
-//! `spec` (task, sequence, conditions files) -> `exec` (commands, process
-//! groups) -> `workspace` (copies, hidden files, the agent's diff) -> `agent`
+//! `spec` (task, sequence, conditions files) -> `sandbox` (what a command sees)
+//! -> `exec` (commands, process groups) -> `workspace` (copies, hidden files, the agent's diff) -> `agent`
 //! (the CLI session) -> `measure` -> `record` -> `batch` (the batch folder and
 //! one attempt) -> `stats` -> `report`. The commands over them: `run`,
 //! `sequence_run`, `merge`, `validate`, `gate`, `review`, `label`, `calibrate`, `suggest_eval`, `engine_cli` (with
@@ -26,6 +26,7 @@ pub mod report;
 pub mod resident;
 pub mod review;
 pub mod run;
+pub mod sandbox;
 pub mod sequence_run;
 pub mod spec;
 pub mod stats;

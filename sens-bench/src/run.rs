@@ -166,6 +166,7 @@ fn run_task(batch: &BatchFolder, task: &Task, planned: &PlannedRun) -> anyhow::R
         baseline: workspace.baseline,
         excluded: &workspace.excluded,
         env: &workspace.env,
+        sandbox: prepared.sandbox.as_ref(),
         dir: &dir,
         prompt: &task.prompt,
         timeout: task.timeout,

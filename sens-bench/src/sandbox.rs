@@ -1,8 +1,10 @@
-//! The agent's sandbox (SPEC 3.14): the CLI and everything it starts run under
-//! bubblewrap, in a mount namespace that shows only what a run needs (the
-//! README's "The agent's sandbox" lists it). The network namespace is shared, so
-//! the scripted model server on 127.0.0.1 and the API stay reachable; the pid
-//! namespace is not, so when the CLI's sandbox ends every process in it ends.
+//! The sandbox every command of a run executes in (README "The sandbox"): the
+//! agent's CLI and everything it starts, and the task's own commands (set-up,
+//! baseline, project and hidden tests) run under bubblewrap, in a mount
+//! namespace that shows only what they need and a pid namespace of their own, so
+//! that when the sandbox's first process ends every process in it ends. The
+//! agent's sandbox shares the network namespace (the scripted model server on
+//! 127.0.0.1 and the API stay reachable); a task's tests get loopback only.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -11,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use tokio::process::Command;
 
 /// The program that builds the sandbox.
-const BWRAP: &str = "bwrap";
+pub const BWRAP: &str = "bwrap";
 
 /// System folders shown read-only (a symlink, as `/bin -> usr/bin`, is recreated).
 const SYSTEM: &[&str] = &[
@@ -27,15 +29,18 @@ pub struct View {
     pub writable: Vec<PathBuf>,
     /// Read-only: the CLI's install and the interpreters' folders.
     pub readable: Vec<PathBuf>,
+    /// Read-only although inside a writable folder: a task's hidden files
+    /// while the tests run.
+    pub fixed: Vec<PathBuf>,
+    /// The host's network namespace is shared; without it only a loopback of
+    /// the sandbox's own is up.
+    pub network: bool,
 }
 
 impl View {
-    /// The view of one session: `writable` as given; readable the install of
-    /// `cli` (the folder holding its `node_modules`, or its own folder) and the
-    /// tool folders of `path` (a `PATH` value) outside the system folders: a
-    /// `bin` or `shims` entry stands for its parent (`~/.pyenv`, `~/.cargo`), and
-    /// rustup's toolchains come with `~/.cargo`. A folder holding a writable one
-    /// (HOME's parent, `/`) is never shown.
+    /// The view of one agent session: [`View::for_commands`] with the network,
+    /// and the install of `cli` (the folder holding its `node_modules`, or its
+    /// own folder) read-only.
     pub fn for_session(writable: Vec<PathBuf>, cli: &Path, path: &OsString) -> Result<View> {
         let cli = cli
             .canonicalize()
@@ -47,7 +52,24 @@ impl View {
             .or_else(|| cli.parent())
             .map(Path::to_path_buf)
             .context("the CLI's path has no folder")?;
-        let mut readable = vec![install];
+        Ok(View::with_tools(writable, vec![install], path, true))
+    }
+
+    /// The view of a task's commands: `writable` as given, and read-only the
+    /// tool folders of `path` (a `PATH` value) outside the system folders: a
+    /// `bin` or `shims` entry stands for its parent (`~/.pyenv`, `~/.cargo`), and
+    /// rustup's toolchains come with `~/.cargo`. A folder holding a writable one
+    /// (HOME's parent, `/`) is never shown.
+    pub fn for_commands(writable: Vec<PathBuf>, path: &OsString, network: bool) -> View {
+        View::with_tools(writable, Vec::new(), path, network)
+    }
+
+    fn with_tools(
+        writable: Vec<PathBuf>,
+        mut readable: Vec<PathBuf>,
+        path: &OsString,
+        network: bool,
+    ) -> View {
         for entry in std::env::split_paths(path) {
             let Ok(entry) = entry.canonicalize() else {
                 continue;
@@ -70,14 +92,30 @@ impl View {
         readable.retain(|r| r.parent().is_some() && !writable.iter().any(|w| w.starts_with(r)));
         readable.sort();
         readable.dedup_by(|inner, outer| inner.starts_with(outer));
-        Ok(View { writable, readable })
+        View {
+            writable,
+            readable,
+            fixed: Vec::new(),
+            network,
+        }
     }
 
     /// bubblewrap's arguments for this view, up to the `--` before the program.
-    pub fn bwrap_args(&self, workdir: &Path) -> Result<Vec<OsString>> {
-        let mut args: Vec<OsString> = ["--die-with-parent", "--unshare-pid", "--unshare-ipc"]
-            .map(OsString::from)
-            .to_vec();
+    fn bwrap_args(&self, workdir: &Path) -> Result<Vec<OsString>> {
+        // Root keeps no capability inside: it could otherwise make a device
+        // node for the host's disk and mount it, or undo the read-only binds.
+        let mut args: Vec<OsString> = [
+            "--die-with-parent",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--cap-drop",
+            "ALL",
+        ]
+        .map(OsString::from)
+        .to_vec();
+        if !self.network {
+            args.push("--unshare-net".into());
+        }
         let mut push = |words: &[&std::ffi::OsStr]| args.extend(words.iter().map(OsString::from));
         for dir in SYSTEM.iter().map(Path::new) {
             match std::fs::read_link(dir) {
@@ -100,6 +138,9 @@ impl View {
         for dir in &self.writable {
             push(&["--bind".as_ref(), dir.as_os_str(), dir.as_os_str()]);
         }
+        for file in &self.fixed {
+            push(&["--ro-bind".as_ref(), file.as_os_str(), file.as_os_str()]);
+        }
         if !self.writable.iter().any(|w| workdir.starts_with(w)) {
             bail!(
                 "the sandbox would not show the workspace {}",
@@ -110,18 +151,25 @@ impl View {
         Ok(args)
     }
 
+    /// bubblewrap with this view's arguments up to the `--`: the program to run
+    /// inside, in `workdir`, and its arguments are the caller's to add.
+    pub fn wrapper(&self, workdir: &Path) -> Result<std::process::Command> {
+        let mut command = std::process::Command::new(BWRAP);
+        command
+            .args(self.bwrap_args(workdir)?)
+            .arg("--")
+            // The host's TMPDIR is not shown; the sandbox has its own /tmp.
+            .env("TMPDIR", "/tmp");
+        Ok(command)
+    }
+
     /// `program` to be run inside the sandbox, in `workdir`.
     pub fn command(&self, program: &Path, workdir: &Path) -> Result<Command> {
         let program = program
             .canonicalize()
             .with_context(|| format!("{} cannot be found", program.display()))?;
-        let mut command = Command::new(BWRAP);
-        command
-            .args(self.bwrap_args(workdir)?)
-            .arg("--")
-            .arg(program)
-            // The host's TMPDIR is not shown; the sandbox has its own /tmp.
-            .env("TMPDIR", "/tmp");
+        let mut command = Command::from(self.wrapper(workdir)?);
+        command.arg(program);
         Ok(command)
     }
 }

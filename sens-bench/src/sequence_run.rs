@@ -169,6 +169,7 @@ fn run_sequence(
             baseline: state,
             excluded: &prepared.workspace.excluded,
             env: &prepared.workspace.env,
+            sandbox: prepared.sandbox.as_ref(),
             dir: &dir,
             prompt: &step.prompt,
             timeout,

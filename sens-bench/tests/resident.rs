@@ -101,6 +101,7 @@ impl Project {
                 env: &env,
                 timeout: CLI_LIMIT,
                 log: &log,
+                sandbox: None,
             })
         })
         .await

@@ -1088,7 +1088,8 @@ fn retry_reruns_only_the_failed_class_and_keeps_the_superseded_attempt() {
             &format!("test -e {} || exit 3", marker.display()),
         )
     });
-    let args = c0_run_args(&tasks, &out, "oracle");
+    // The marker lies outside what a sandboxed set-up sees.
+    let args = [&c0_run_args(&tasks, &out, "oracle")[..], &["--no-sandbox"]].concat();
     assert!(run(&args).status.success());
     assert_eq!(records(&out)[0].status, RunStatus::InfraError);
     std::fs::write(&marker, "").unwrap();
@@ -1462,4 +1463,90 @@ fn a_sequence_goes_on_after_a_budget_step_and_stops_between_steps_at_the_batch_l
     assert!(resumed.status.success(), "{resumed:?}");
     assert_eq!(steps(&out), vec![Some(1), Some(2), Some(3)]);
     assert_eq!(statuses(&out), vec![RunStatus::Ok; 3]);
+}
+
+/// The agent's code runs at grading (a `conftest.py` the tests import) and
+/// tries every way out it would have as the grader's user; its link in place of
+/// the hidden folder tries to make the hidden copy write onto the host.
+#[test]
+fn the_agents_code_runs_at_grading_in_the_sandbox_and_its_links_redirect_no_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("test_mul.py"), "host file\n").unwrap();
+    std::fs::write(outside.join("keep"), "host file\n").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let reference = fixtures().join("tasks/tiny-mul/reference.patch");
+    let payload = format!(
+        r#"import os, socket
+found = []
+def escaped(what):
+    found.append(what)
+if os.path.exists({reference:?}):
+    escaped("the task's reference")
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if {out:?}.encode() in open(f"/proc/{{pid}}/cmdline", "rb").read():
+            escaped("the harness's command line")
+    except OSError:
+        pass
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+    escaped("the host's network")
+except OSError:
+    pass
+try:
+    os.remove({keep:?})
+    escaped("a host file removed")
+except OSError:
+    pass
+try:
+    open(os.path.join({out:?}, "planted"), "w").write("x")
+    escaped("the batch folder")
+except OSError:
+    pass
+def pytest_terminal_summary(terminalreporter):
+    for what in found:
+        terminalreporter.write_line("ESCAPED: " + what)
+    terminalreporter.write_line("payload ran")
+"#,
+        reference = reference.display().to_string(),
+        out = out.display().to_string(),
+        port = listener.local_addr().unwrap().port(),
+        keep = outside.join("keep").display().to_string(),
+    );
+    let command = format!(
+        "cat > tests/conftest.py <<'PY'\n{payload}PY\nln -s {} hidden_tests",
+        outside.display()
+    );
+    let agent = bash_agent(dir.path(), &command);
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1");
+    args.extend(["--agent", &agent]);
+    let output = run(&args);
+    assert!(output.status.success(), "{output:?}");
+    let record = &records(&out)[0];
+    assert_eq!(record.status, RunStatus::Ok, "{record:?}");
+    assert_eq!(
+        record.hidden_pass,
+        Some(false),
+        "graded; mul was never written"
+    );
+    let run_dir = out.join("runs/tiny-mul/C0/1");
+    let log = std::fs::read_to_string(run_dir.join("project-tests.1.log")).unwrap();
+    assert!(log.contains("payload ran"), "{log}");
+    assert!(!log.contains("ESCAPED"), "{log}");
+    let host = |name: &str| std::fs::read_to_string(outside.join(name)).unwrap();
+    assert_eq!(
+        host("test_mul.py"),
+        "host file\n",
+        "the hidden copy followed the link"
+    );
+    assert_eq!(host("keep"), "host file\n");
+    assert!(!out.join("planted").exists());
+    assert_eq!(
+        listener.accept().unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock
+    );
 }

@@ -76,6 +76,7 @@ fn run_line(line: &str, dir: &Path, log: &Path) -> (Status, String) {
         env: &[],
         timeout: Duration::from_secs(1800),
         log,
+        sandbox: None,
     })
     .expect("the command runs");
     let text = std::fs::read_to_string(log).expect("the log");

@@ -36,9 +36,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::budget::{RunLimits, Spent, Tally};
-use super::sandbox::View;
 use super::{HookHandler, Usage};
 use crate::exec::group::{descendants, kill_all, kill_group, kill_tree};
+use crate::sandbox::View;
 use crate::sync::lock;
 
 /// How long the CLI gets to answer `initialize`, at most: a shorter time limit

@@ -23,7 +23,6 @@ pub mod messages;
 pub mod model_server;
 pub mod oracle;
 pub mod review;
-pub mod sandbox;
 pub mod script;
 
 /// Answers Claude Code hook callbacks in process (C2's engine session; tests).

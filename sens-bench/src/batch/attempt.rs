@@ -39,8 +39,9 @@ impl BatchFolder {
             }
             Ok(workspace)
         };
-        match prepare(listed, commands, timeout, dir, &mut timings) {
+        match prepare(listed, commands, timeout, self.sandbox, dir, &mut timings) {
             Ok(workspace) => Ok(Some(Prepared {
+                sandbox: self.sandbox.then(|| workspace.view(false)),
                 workspace,
                 first: Cell::new(Some((started, timings))),
             })),

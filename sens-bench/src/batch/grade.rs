@@ -16,6 +16,7 @@ use crate::measure::ledger::{HookCounts, count_acceptance, hook_counts, read_led
 use crate::measure::outcomes::{OutcomeCounts, classify};
 use crate::measure::{self, Inputs};
 use crate::record::{Integrity, RunRecord};
+use crate::sandbox::View;
 use crate::spec::conditions::Condition;
 use crate::workspace::diff::{ChangeSet, collect_changes};
 use crate::workspace::hidden::{Overwritten, copy_hidden};
@@ -35,6 +36,7 @@ pub(super) struct TestVerdict {
 pub(super) fn test_verdict(
     root: &Path,
     env: &[(String, String)],
+    sandbox: Option<&View>,
     line: &str,
     timeout: Duration,
     dir: &Path,
@@ -49,6 +51,7 @@ pub(super) fn test_verdict(
                 env,
                 timeout,
                 log: &log,
+                sandbox,
             })?;
             match outcome.status {
                 Status::CouldNotStart(why) => bail!("cannot run `{line}`: {why}"),
@@ -249,13 +252,29 @@ pub(super) fn grade(
     Ok(())
 }
 
-/// Copies the hidden files in, runs the project's and the hidden tests, and puts
-/// the agent's files back as they were (a sequence continues on them).
+/// Copies the hidden files in, runs the project's and the hidden tests (in
+/// the copy's sandbox, the hidden files read-only), and puts the agent's files
+/// back as they were (a sequence continues on them).
 fn run_tests(input: &Attempt<'_>) -> anyhow::Result<(TestVerdict, TestVerdict)> {
     let saved = Overwritten::save(input.hidden, input.root)?;
     copy_hidden(input.hidden, input.root)?;
+    let view = match input.sandbox {
+        Some(view) => Some(View {
+            fixed: hidden_files(input)?,
+            ..view.clone()
+        }),
+        None => None,
+    };
     let run = |line: &str, name: &str| {
-        test_verdict(input.root, input.env, line, input.timeout, input.dir, name)
+        test_verdict(
+            input.root,
+            input.env,
+            view.as_ref(),
+            line,
+            input.timeout,
+            input.dir,
+            name,
+        )
     };
     let project = run(&input.commands.test, "project-tests");
     let hidden = project
@@ -267,6 +286,18 @@ fn run_tests(input: &Attempt<'_>) -> anyhow::Result<(TestVerdict, TestVerdict)> 
         project?,
         hidden.context("the project tests could not run")??,
     ))
+}
+
+/// The hidden files as they lie in the copy (links among them are links of
+/// the task's own, left as they are).
+fn hidden_files(input: &Attempt<'_>) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    Ok(input
+        .hidden
+        .files()?
+        .into_iter()
+        .map(|relative| input.root.join(relative))
+        .filter(|path| path.symlink_metadata().is_ok_and(|meta| meta.is_file()))
+        .collect())
 }
 
 /// Integrity flags, with the evidence written to `integrity.txt` when there is any.

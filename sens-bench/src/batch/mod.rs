@@ -110,7 +110,8 @@ pub struct BatchArgs {
     /// Print the harness's own time per run (everything but the agent and tests).
     #[arg(long)]
     pub timings: bool,
-    /// Run the agent without its bubblewrap sandbox (recorded in the manifest).
+    /// Run the agent and the task's commands without their bubblewrap sandbox
+    /// (recorded in the manifest).
     #[arg(long)]
     pub no_sandbox: bool,
     /// Run again the recorded runs of these failure classes (comma-separated:
@@ -170,7 +171,8 @@ pub struct BatchFolder {
     pub cache: Cache,
     jobs: usize,
     show_timings: bool,
-    /// The agent runs under bubblewrap (see [`crate::agent::sandbox`]).
+    /// The agent and the task's commands run under bubblewrap (see
+    /// [`crate::sandbox`]).
     sandbox: bool,
     runtime: tokio::runtime::Runtime,
     progress: Progress,
@@ -227,7 +229,7 @@ impl BatchFolder {
             no_sandbox: args.no_sandbox,
         };
         if !args.no_sandbox {
-            crate::agent::sandbox::check_available()?;
+            crate::sandbox::check_available()?;
         }
         let engine_rev = engine_rev();
         let budgets = Budgets {

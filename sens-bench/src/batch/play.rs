@@ -3,7 +3,7 @@
 //! answers the hooks; C3: it serves its query tools too; `oracle` and `script:`
 //! agents: the scripted model server).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,12 +19,13 @@ use crate::agent::messages::MessagesClient;
 use crate::agent::model_server::ModelServer;
 use crate::agent::oracle::oracle_script;
 use crate::agent::review::BenchReviewer;
-use crate::agent::sandbox::View;
 use crate::agent::script::Script;
 use crate::agent::{AgentKind, HookHandler};
 use crate::exec;
 use crate::measure::ledger::ACCEPTANCE_FILE;
+use crate::sandbox::View;
 use crate::spec::conditions::Condition;
+use crate::workspace::named_folders;
 use sens_engine::session::guards::Acceptance;
 use sens_engine::session::review::{DEFAULT_BLOCK_AT, ReviewOptions};
 
@@ -195,13 +196,7 @@ impl BatchFolder {
     /// interpreters on `PATH`.
     fn view(&self, input: &Attempt<'_>, home: &Path) -> anyhow::Result<View> {
         let mut writable = vec![input.root.to_path_buf(), home.to_path_buf()];
-        writable.extend(
-            input
-                .env
-                .iter()
-                .map(|(_, value)| PathBuf::from(value))
-                .filter(|p| p.is_absolute() && p.is_dir()),
-        );
+        writable.extend(named_folders(input.env));
         let path = std::env::var_os("PATH").unwrap_or_default();
         View::for_session(writable, &self.claude_bin, &path)
     }

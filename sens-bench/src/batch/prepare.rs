@@ -17,11 +17,13 @@ use crate::workspace::Workspace;
 const TEST_LEFTOVERS: [&str; 4] = ["__pycache__/", "*.pyc", ".pytest_cache/", ".ruff_cache/"];
 
 /// Materializes a copy, runs its set-up and checks its tests pass before the
-/// agent starts. Logs go to `dir`.
+/// agent starts, in the copy's sandbox when `sandboxed` (set-up with the
+/// network, the tests without). Logs go to `dir`.
 pub(super) fn prepare(
     materialize: impl FnOnce() -> anyhow::Result<Workspace>,
     commands: &Commands,
     timeout: Duration,
+    sandboxed: bool,
     dir: &Path,
     timings: &mut Timings,
 ) -> Result<Workspace, Stop> {
@@ -36,8 +38,16 @@ pub(super) fn prepare(
     })
     .map_err(Stop::infra)?;
     if let Some(setup) = commands.setup() {
+        let view = sandboxed.then(|| workspace.view(true));
         let outcome = timed(&mut timings.setup, || {
-            run_command(&workspace, setup, timeout, &dir.join("setup.log"))
+            exec::run(&CommandLine {
+                line: setup,
+                dir: &workspace.root,
+                env: &workspace.env,
+                timeout,
+                log: &dir.join("setup.log"),
+                sandbox: view.as_ref(),
+            })
         })
         .map_err(Stop::infra)?;
         if !outcome.status.passed() {
@@ -53,10 +63,12 @@ pub(super) fn prepare(
         let products = untracked(&workspace.root).map_err(Stop::infra)?;
         exclude(&workspace.root, &mut workspace.excluded, products).map_err(Stop::infra)?;
     }
+    let view = sandboxed.then(|| workspace.view(false));
     let verdict = timed(&mut timings.baseline_tests, || {
         test_verdict(
             &workspace.root,
             &workspace.env,
+            view.as_ref(),
             &commands.test,
             timeout,
             dir,
@@ -74,21 +86,6 @@ pub(super) fn prepare(
         ));
     }
     Ok(workspace)
-}
-
-fn run_command(
-    workspace: &Workspace,
-    line: &str,
-    timeout: Duration,
-    log: &Path,
-) -> anyhow::Result<exec::Outcome> {
-    exec::run(&CommandLine {
-        line,
-        dir: &workspace.root,
-        env: &workspace.env,
-        timeout,
-        log,
-    })
 }
 
 /// Paths git sees as new (not ignored) in the copy: what set-up created.

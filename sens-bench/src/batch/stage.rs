@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::exec;
 use crate::measure::Size;
 use crate::record::RunStatus;
+use crate::sandbox::View;
 use crate::spec::Commands;
 use crate::spec::files::{FileSet, Probe};
 use crate::spec::hidden::Hidden;
@@ -86,6 +87,8 @@ pub(super) fn timed<T>(slot: &mut f64, work: impl FnOnce() -> T) -> T {
 /// A prepared copy, ready for its first attempt.
 pub struct Prepared {
     pub workspace: Workspace,
+    /// What its tests see ([`Attempt::sandbox`]).
+    pub sandbox: Option<View>,
     /// The first attempt's start and the preparation's timings; later attempts
     /// on the same copy start afresh.
     pub(super) first: Cell<Option<(Started, Timings)>>,
@@ -107,6 +110,9 @@ pub struct Attempt<'a> {
     /// The harness's own ignore patterns ([`crate::workspace::Workspace::excluded`]).
     pub excluded: &'a [String],
     pub env: &'a [(String, String)],
+    /// The sandbox the copy's tests run in ([`crate::workspace::Workspace::view`]
+    /// without the network); `None` with `--no-sandbox`.
+    pub sandbox: Option<&'a View>,
     /// The run folder (empty but for set-up logs).
     pub dir: &'a Path,
     pub prompt: &'a Path,

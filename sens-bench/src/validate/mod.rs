@@ -126,6 +126,7 @@ impl CheckedCopy {
             env: &self.workspace.env,
             timeout: self.timeout,
             log: &log,
+            sandbox: None,
         })
     }
 

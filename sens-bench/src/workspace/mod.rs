@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use git2::{Oid, Repository};
 use tempfile::TempDir;
 
+use crate::sandbox::View;
 use crate::spec::sequence::Sequence;
 use crate::spec::task::{Source, Task};
 use cache::{Cache, Lease, download_sdist, fetch_git};
@@ -17,6 +18,7 @@ use git::{apply_patch, resolve_commit};
 use hidden::copy_folder;
 use sources::{checkout_tree, unpack_sdist};
 
+pub mod beneath;
 pub mod cache;
 pub mod diff;
 pub mod git;
@@ -55,6 +57,16 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// What a command of this copy sees in its sandbox: the copy and the folders
+    /// its variables name (a Rust task's build folder), writable; the toolchains
+    /// on `PATH`, read-only; the host's network only with `network` (set-up).
+    pub fn view(&self, network: bool) -> View {
+        let mut writable = vec![self.root.clone()];
+        writable.extend(named_folders(&self.env));
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        View::for_commands(writable, &path, network)
+    }
+
     /// A fresh copy of a task's project (without hidden files or reference).
     pub fn for_task(task: &Task, cache: &Cache) -> Result<Workspace> {
         let mut env = Vec::new();
@@ -173,6 +185,14 @@ fn commit_baseline(root: &Path) -> Result<Oid> {
     Repository::init(root)
         .with_context(|| format!("cannot create a repository in {}", root.display()))?;
     git::commit_all(root, "baseline")
+}
+
+/// The folders that variables name (`CARGO_TARGET_DIR=/cache/...`): a
+/// sandbox shows them writable, since the commands build into them.
+pub fn named_folders(env: &[(String, String)]) -> impl Iterator<Item = PathBuf> + '_ {
+    env.iter()
+        .map(|(_, value)| PathBuf::from(value))
+        .filter(|p| p.is_absolute() && p.is_dir())
 }
 
 fn path_string(path: &Path) -> Result<String> {
