@@ -413,6 +413,89 @@ fn protected_paths_are_denied_through_every_tool() -> anyhow::Result<()> {
 }
 
 #[test]
+fn protected_paths_are_denied_under_links_the_agent_made() -> anyhow::Result<()> {
+    use std::os::unix::fs::symlink;
+    let mut project = Project::new()?;
+    project.handle(&project.prompt("configure"));
+    std::fs::create_dir_all(project.root.join(".claude"))?;
+    std::fs::create_dir_all(project.root.join(".sens"))?;
+    // As `ln -s .claude cfg && ln -s .sens s` through Bash would leave them.
+    symlink(".claude", project.root.join("cfg"))?;
+    symlink(".sens", project.root.join("s"))?;
+    symlink("../.mcp.json", project.root.join("src/servers.json"))?;
+    for rel in ["cfg/settings.json", "s/x", "src/servers.json"] {
+        // Removing `src/servers.json` takes the link alone, which is allowed.
+        let removal = (!rel.starts_with("src/")).then(|| format!("rm -f {}", project.path(rel)));
+        let write = project.handle(&write_input(&project, rel, "{\"disableAllHooks\": true}"));
+        assert_eq!(decision(&write), Some("deny"), "Write {rel}: {write}");
+        let relative =
+            project.handle(&project.pre("Write", json!({"file_path": rel, "content": "{}"})));
+        assert_eq!(
+            decision(&relative),
+            Some("deny"),
+            "Write {rel} (relative): {relative}"
+        );
+        for command in [
+            format!("echo '{{}}' > {rel}"),
+            format!("cd src && cp ../README ../{rel}"),
+        ]
+        .into_iter()
+        .chain(removal)
+        {
+            let bash = project.handle(&project.bash(&command));
+            assert_eq!(decision(&bash), Some("deny"), "`{command}`: {bash}");
+        }
+    }
+    for command in [
+        "ln -s .sens s2",
+        "ln -sf .claude cfg2",
+        "cd src && ln -s ../.claude/settings.json s.json",
+        "ln .claude/settings.json hard.json",
+        "ln -s /abs/.sens/index idx",
+        "ln -s -t src ../.claude",
+    ] {
+        let bash = project.handle(&project.bash(command));
+        assert_eq!(decision(&bash), Some("deny"), "`{command}`: {bash}");
+    }
+    for command in [
+        "ln -s src/lib.rs lib.rs",
+        "ln -s ../README src/README",
+        "rm -f src/servers.json",
+    ] {
+        let bash = project.handle(&project.bash(command));
+        assert_eq!(bash, json!({}), "`{command}` links to a plain file");
+    }
+    let plain = project.handle(&write_input(&project, "cfg/agents/a.md", "notes\n"));
+    assert_eq!(
+        plain,
+        json!({}),
+        "a file beside the settings is no engine file"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_link_to_a_protected_path_made_by_a_script_blocks_the_stop() -> anyhow::Result<()> {
+    let mut project = Project::new()?;
+    project.handle(&project.prompt("configure"));
+    std::fs::create_dir_all(project.root.join(".sens"))?;
+    let command = "python3 -c \"import os; os.symlink('.sens', 's')\"";
+    assert_eq!(project.handle(&project.bash(command)), json!({}));
+    std::os::unix::fs::symlink(".sens", project.root.join("s"))?;
+    let post = project.handle(&project.post_bash(command));
+    let context = post["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        context.contains("s:1") && context.contains("(protected)"),
+        "{post}"
+    );
+    let stop = project.handle(&project.stop(false));
+    assert_eq!(stop["decision"], "block", "{stop}");
+    Ok(())
+}
+
+#[test]
 fn a_protected_file_changed_by_a_script_blocks_until_a_human_decides() -> anyhow::Result<()> {
     let mut project = Project::new()?;
     project.handle(&project.prompt("configure"));

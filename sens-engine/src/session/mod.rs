@@ -605,15 +605,17 @@ impl Session {
         tool_input: &Value,
         cwd: &Path,
     ) -> anyhow::Result<Outcome> {
-        let path = rebuild::target_path(tool, tool_input, cwd)?;
+        let spelled = rebuild::spelled_target(tool, tool_input)?;
         let tree = self.judged_tree()?;
-        if is_protected(&path) {
+        if let Some(reached) = protect::written_protected(cwd, spelled) {
             return Ok(Outcome::new(
                 Verdict::Deny,
-                deny(&protected_reason(&[path])),
+                deny(&protected_reason(&[reached])),
                 tree,
             ));
         }
+        // Judged as the file it reaches: a link out of the project is outside.
+        let path = rebuild::real_target(tool, tool_input, cwd)?;
         let Some(relative) = self.relative(&path) else {
             // Outside the project: not code the engine judges.
             return Ok(Outcome::new(Verdict::Allow, json!({}), tree));
@@ -803,7 +805,7 @@ impl Session {
         if !rebuild::FILE_TOOLS.contains(&tool) {
             return Ok(None);
         }
-        let path = rebuild::target_path(tool, tool_input, &self.cwd(input)?)?;
+        let path = rebuild::real_target(tool, tool_input, &self.cwd(input)?)?;
         Ok(self.relative(&path))
     }
 
@@ -852,16 +854,24 @@ impl Session {
         Ok((tree, findings))
     }
 
-    /// The engine's paths that changed between two states. No tool call that
-    /// names them is allowed, so such a change came through a command the shell
-    /// analysis cannot read (a script writing the file): it blocks until a human
-    /// decides, like any unapproved change. `.sens/` is never in a snapshot.
+    /// The engine's paths that changed between two states, and links made to
+    /// them (another name for them). No tool call that names them is allowed, so
+    /// such a change came through a command the shell analysis cannot read (a
+    /// script writing the file): it blocks until a human decides, like any
+    /// unapproved change. `.sens/` is never in a snapshot.
     fn protected_changes(&self, from: Oid, to: Oid) -> anyhow::Result<Vec<Finding>> {
         Ok(self
             .checkpoints
             .changed_paths(from, to)?
             .into_iter()
-            .filter(|path| is_protected(Path::new(path)))
+            .filter(|path| {
+                is_protected(Path::new(path))
+                    || protect::links_to_protected(&protect::resolve(
+                        &self.root,
+                        Path::new(path),
+                        true,
+                    ))
+            })
             .map(protected_finding)
             .collect())
     }

@@ -1,7 +1,11 @@
 //! The engine's own paths. An agent that edits them could switch the engine off
 //! or rewrite its state (`.sens/`), so every tool that writes is checked against
 //! them: Write, Edit and NotebookEdit by path, Bash by what the command touches.
+//! A path is judged both as spelled and as the file system reaches it
+//! ([`resolve`]): a symlink the agent made (`ln -s .sens s`) does not make
+//! `s/x` another file than `.sens/x`.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 /// What the Canon and the deny reasons call the protected paths.
@@ -27,6 +31,69 @@ pub fn normalize(cwd: &Path, path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Symlinks followed in one path before it counts as a loop (as Linux's limit).
+const MAX_LINKS: usize = 40;
+
+/// What `path` (relative paths taken against `cwd`) names on disk: each symlink
+/// on the way replaced by its target, `..` taken after the link as the kernel
+/// does. The path may not exist yet: a name that does not exist is kept, and a
+/// dangling link is followed to where a write would create its file. With
+/// `follow_last` false the last name is kept as it is, as `rm` and `mv` treat a
+/// link. A link that cannot be read is kept as a name.
+pub fn resolve(cwd: &Path, path: &Path, follow_last: bool) -> PathBuf {
+    let mut pending: Vec<OsString> = Vec::new();
+    push_components(&mut pending, &cwd.join(path));
+    let mut out = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(name) = pending.pop() {
+        if name == ".." {
+            out.pop();
+            continue;
+        }
+        let next = out.join(&name);
+        let last = pending.is_empty();
+        match std::fs::read_link(&next) {
+            Ok(target) if links < MAX_LINKS && (follow_last || !last) => {
+                links += 1;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                push_components(&mut pending, &target);
+            }
+            _ => out = next,
+        }
+    }
+    out
+}
+
+/// Pushes `path`'s names onto a stack read from its end (the first name last).
+fn push_components(stack: &mut Vec<OsString>, path: &Path) {
+    for component in path.components().rev() {
+        match component {
+            Component::Normal(name) => stack.push(name.to_os_string()),
+            Component::ParentDir => stack.push("..".into()),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+}
+
+/// Whether writing `path` (as spelled, against `cwd`) would change a protected
+/// path, by its spelling or through the links on its way; returns the path it
+/// reaches then.
+pub fn written_protected(cwd: &Path, path: &Path) -> Option<PathBuf> {
+    let spelled = normalize(cwd, path);
+    if is_protected(&spelled) {
+        return Some(spelled);
+    }
+    Some(resolve(cwd, path, true)).filter(|real| is_protected(real))
+}
+
+/// Whether a link to `target` would give another name to a protected path: the
+/// path itself, or a `.claude` folder (whose settings the name then reaches).
+pub fn links_to_protected(target: &Path) -> bool {
+    is_protected(target) || target.file_name().is_some_and(|name| name == ".claude")
 }
 
 /// Whether writing `path` (normalized) would change one of the engine's paths.
@@ -118,6 +185,59 @@ mod tests {
             PathBuf::from("/p/a/.mcp.json")
         );
         assert!(is_protected(&normalize(cwd, Path::new("lib/../../.sens"))));
+    }
+
+    #[test]
+    fn a_path_is_protected_under_every_link_that_reaches_it() -> std::io::Result<()> {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().canonicalize()?;
+        std::fs::create_dir_all(root.join(".claude"))?;
+        std::fs::create_dir_all(root.join(".sens/index"))?;
+        std::fs::create_dir_all(root.join("src"))?;
+        symlink(".claude", root.join("cfg"))?;
+        symlink(root.join(".sens"), root.join("s"))?;
+        symlink("../.sens/index", root.join("src/deep"))?;
+        symlink(".mcp.json", root.join("dangling"))?;
+        symlink("settings.json", root.join(".claude/alias.json"))?;
+        for path in [
+            "cfg/settings.json",
+            "s/x",
+            "s",
+            "src/deep/../state",
+            "src/deep/new/file",
+            "dangling",
+            ".claude/alias.json",
+            "./s/../s/y",
+        ] {
+            assert!(
+                written_protected(&root, Path::new(path)).is_some(),
+                "{path} reaches a protected path"
+            );
+        }
+        for path in ["src/a.py", "cfg/agents/a.md", "new/dir/x", "/tmp/else"] {
+            assert_eq!(written_protected(&root, Path::new(path)), None, "{path}");
+        }
+        assert_eq!(
+            resolve(&root, Path::new("cfg/settings.json"), true),
+            root.join(".claude/settings.json")
+        );
+        assert_eq!(
+            resolve(&root, Path::new("s"), false),
+            root.join("s"),
+            "a removal takes the link, not its target"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_loop_of_links_ends() -> std::io::Result<()> {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir()?;
+        symlink("b", dir.path().join("a"))?;
+        symlink("a", dir.path().join("b"))?;
+        let _ = resolve(dir.path(), Path::new("a/x"), true);
+        Ok(())
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 
-use super::protect::normalize;
+use super::protect::{normalize, resolve};
 
 /// The tools whose target path and new content the engine judges.
 pub const FILE_TOOLS: &[&str] = &["Write", "Edit", "NotebookEdit"];
@@ -18,14 +18,24 @@ fn field<'a>(tool: &str, input: &'a Value, name: &str) -> anyhow::Result<&'a str
         .with_context(|| format!("{tool} input has no string field `{name}`"))
 }
 
-/// The absolute, normalized path a file tool writes.
-pub fn target_path(tool: &str, input: &Value, cwd: &Path) -> anyhow::Result<PathBuf> {
+/// The path a file tool writes as its input spells it.
+pub fn spelled_target<'a>(tool: &str, input: &'a Value) -> anyhow::Result<&'a Path> {
     let key = if tool == "NotebookEdit" {
         "notebook_path"
     } else {
         "file_path"
     };
-    Ok(normalize(cwd, Path::new(field(tool, input, key)?)))
+    Ok(Path::new(field(tool, input, key)?))
+}
+
+/// The absolute, normalized path a file tool writes.
+pub fn target_path(tool: &str, input: &Value, cwd: &Path) -> anyhow::Result<PathBuf> {
+    Ok(normalize(cwd, spelled_target(tool, input)?))
+}
+
+/// The file a file tool writes as the file system reaches it (links followed).
+pub fn real_target(tool: &str, input: &Value, cwd: &Path) -> anyhow::Result<PathBuf> {
+    Ok(resolve(cwd, spelled_target(tool, input)?, true))
 }
 
 /// The content `path` would hold after the tool ran, reading its current text

@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use globset::GlobBuilder;
 
-use super::protect::{is_protected, normalize, protected_candidates, removal_touches_protected};
+use super::protect::{
+    is_protected, links_to_protected, normalize, protected_candidates, removal_touches_protected,
+    resolve,
+};
 
 /// The git subcommands that end a turn: they publish the change.
 const TURN_ENDING_GIT: &[&str] = &["commit", "push"];
@@ -156,6 +159,18 @@ fn analyze_simple(
             if let Some(dest) = destination_arg(rest) {
                 record_writes(dest, cwd, root, false, out);
             }
+            if name == "ln" {
+                let symbolic =
+                    has_short_flag(rest, &['s']) || rest.iter().any(|a| a == "--symbolic");
+                record_links(rest, cwd, symbolic, out);
+            } else if name == "cp"
+                && (has_short_flag(rest, &['l', 's'])
+                    || rest.iter().any(|a| a == "--link" || a == "--symbolic-link"))
+            {
+                // cp takes a symbolic link's target as written, against its folder
+                // only in the current one: read every source against the cwd.
+                record_links(rest, cwd, false, out);
+            }
         }
         _ if WRITES_IN_PLACE.contains(&name) && has_in_place_option(rest) => {
             for path in path_args(rest) {
@@ -188,14 +203,10 @@ fn analyze_git(args: &[String], cwd: &Path, root: &Path, out: &mut ShellAnalysis
 /// `git clean -d/-x/-X` and `git stash -u/-a` remove untracked folders such as
 /// `.sens/`.
 fn removes_untracked(sub: &str, args: &[String]) -> bool {
-    let short_flag = |letters: &[char]| {
-        args.iter()
-            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letters))
-    };
     match sub {
-        "clean" => short_flag(&['d', 'x', 'X']),
+        "clean" => has_short_flag(args, &['d', 'x', 'X']),
         "stash" => {
-            short_flag(&['u', 'a'])
+            has_short_flag(args, &['u', 'a'])
                 || args
                     .iter()
                     .any(|a| a == "--include-untracked" || a == "--all")
@@ -314,24 +325,81 @@ fn destination_arg(args: &[String]) -> Option<&str> {
 }
 
 fn has_in_place_option(args: &[String]) -> bool {
-    args.iter().any(|a| {
-        a.starts_with("--in-place")
-            || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('i'))
-    })
+    has_short_flag(args, &['i']) || args.iter().any(|a| a.starts_with("--in-place"))
+}
+
+/// Whether a group of short options (`-rf`) holds one of `letters`.
+fn has_short_flag(args: &[String], letters: &[char]) -> bool {
+    args.iter()
+        .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(letters))
 }
 
 /// Records `path` if writing it (or, for `removal`, removing it) touches a
-/// protected path. Globs are matched against the protected locations they could
-/// expand to.
+/// protected path, as spelled or through the links on its way (a removal takes
+/// a link itself, not its target). Globs are matched against the protected
+/// locations they could expand to, in the folder their literal part reaches.
 fn record_writes(path: &str, cwd: &Path, root: &Path, removal: bool, out: &mut ShellAnalysis) {
-    let resolved = normalize(cwd, Path::new(path));
-    let hit = if path.contains(['*', '?', '[']) {
-        glob_hits_protected(&resolved, cwd, root, removal)
+    let spelled = normalize(cwd, Path::new(path));
+    let touches =
+        |path: &Path| is_protected(path) || (removal && removal_touches_protected(path, root));
+    let hit = if is_glob(path) {
+        let literal = literal_parent(&spelled);
+        let real = resolve(cwd, literal, true);
+        let real_pattern = real.join(spelled.strip_prefix(literal).unwrap_or(Path::new("")));
+        is_protected(&real)
+            || [&spelled, &real_pattern]
+                .iter()
+                .any(|pattern| glob_hits_protected(pattern, cwd, root, removal))
     } else {
-        is_protected(&resolved) || (removal && removal_touches_protected(&resolved, root))
+        touches(&spelled) || touches(&resolve(cwd, Path::new(path), !removal))
     };
-    if hit && !out.protected_writes.contains(&resolved) {
-        out.protected_writes.push(resolved);
+    if hit && !out.protected_writes.contains(&spelled) {
+        out.protected_writes.push(spelled);
+    }
+}
+
+fn is_glob(word: &str) -> bool {
+    word.contains(['*', '?', '['])
+}
+
+/// The folders of `pattern` before its first glob component.
+fn literal_parent(pattern: &Path) -> &Path {
+    pattern
+        .ancestors()
+        .skip(1)
+        .find(|dir| !is_glob(&dir.to_string_lossy()))
+        .unwrap_or(Path::new("/"))
+}
+
+/// Records the links a `ln` (or a `cp` that links) would make to a protected
+/// path: each source, read as the link will read it (a symbolic link's target
+/// against the link's folder, unless `-r`), that reaches one.
+fn record_links(args: &[String], cwd: &Path, symbolic: bool, out: &mut ShellAnalysis) {
+    let Some(dest) = destination_arg(args) else {
+        return;
+    };
+    let dest_path = normalize(cwd, Path::new(dest));
+    let into_dir = args
+        .iter()
+        .any(|a| a == "-t" || a.starts_with("--target-directory"))
+        || resolve(cwd, Path::new(dest), true).is_dir();
+    let link_dir = match dest_path.parent() {
+        Some(parent) if !into_dir => parent.to_path_buf(),
+        _ => dest_path.clone(),
+    };
+    let relative = has_short_flag(args, &['r']) || args.iter().any(|a| a == "--relative");
+    let base = if symbolic && !relative {
+        &link_dir
+    } else {
+        cwd
+    };
+    for source in path_args(args).into_iter().filter(|arg| *arg != dest) {
+        let spelled = normalize(base, Path::new(source));
+        let reaches = links_to_protected(&spelled)
+            || links_to_protected(&resolve(base, Path::new(source), true));
+        if reaches && !out.protected_writes.contains(&spelled) {
+            out.protected_writes.push(spelled);
+        }
     }
 }
 
