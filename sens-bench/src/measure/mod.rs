@@ -35,7 +35,7 @@ use git2::Oid;
 use sens_engine::config::RuleConfig;
 use sens_engine::dupes;
 use sens_engine::index::Index;
-use sens_engine::units::UnitKind;
+use sens_engine::units::{OverBudget, UnitKind};
 
 use sens_engine::paths::is_test_path;
 
@@ -204,7 +204,7 @@ fn functions_added(
 
 /// (name, lines) of every function unit the engine finds in `content`.
 fn function_units(engine: &Index, path: &str, content: &str) -> anyhow::Result<Vec<(String, f64)>> {
-    let Some(parsed) = engine.parse(path, content)? else {
+    let Some(parsed) = within_budget(engine.parse(path, content))?.flatten() else {
         return Ok(Vec::new());
     };
     Ok(parsed
@@ -219,7 +219,7 @@ fn engine_duplicate_lines(size: &[(String, PathBuf)]) -> anyhow::Result<u64> {
     let mut index = Index::new(RuleConfig::default())?;
     for (name, path) in size {
         let content = read_text(path)?;
-        index.update_file(name, &content)?;
+        within_budget(index.update_file(name, &content))?;
     }
     let floor = index.config().floor;
     let mut lines = 0;
@@ -231,6 +231,17 @@ fn engine_duplicate_lines(size: &[(String, PathBuf)]) -> anyhow::Result<u64> {
         }
     }
     Ok(lines)
+}
+
+/// `None` for a file whose parse ran over the engine's budget (an agent's
+/// generated file of megabytes): the engine left it unjudged, and its measures
+/// leave it out rather than fail the run's grading.
+fn within_budget<T>(parsed: anyhow::Result<T>) -> anyhow::Result<Option<T>> {
+    match parsed {
+        Ok(value) => Ok(Some(value)),
+        Err(err) if err.is::<OverBudget>() => Ok(None),
+        Err(err) => Err(err),
+    }
 }
 
 /// Lines of code among the added and removed lines of `files`, by each file's
@@ -341,5 +352,17 @@ mod tests {
         assert_eq!(measures.loc_total, 26);
         assert_eq!(measures.dup_lines_engine, 13, "the copy's lines");
         assert_eq!(measures.dup_lines_jscpd, None);
+    }
+
+    #[test]
+    fn a_file_over_the_parse_budget_is_left_out_and_other_errors_stay_errors() {
+        let over = anyhow::Error::new(OverBudget {
+            language: "python",
+            budget: std::time::Duration::from_secs(2),
+        })
+        .context("cannot parse big.py");
+        assert_eq!(within_budget::<u8>(Err(over)).unwrap(), None);
+        assert_eq!(within_budget(Ok(3)).unwrap(), Some(3));
+        assert!(within_budget::<u8>(Err(anyhow::anyhow!("disk full"))).is_err());
     }
 }

@@ -63,13 +63,36 @@ pub struct RunPage {
 }
 
 /// `dir/name` as text; `None` when the file does not exist.
+/// Bytes of one run file a page shows: an agent that writes a gigabyte, or a
+/// test that prints one, still gets a page a browser opens.
+const SHOWN: u64 = 1 << 20;
+
+/// The first [`SHOWN`] bytes of `dir/name`, with a line saying how much more
+/// the file holds; `None` when it does not exist.
 fn read_optional(dir: &Path, name: &str) -> anyhow::Result<Option<String>> {
+    use std::io::Read;
     let path = dir.join(name);
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(err).with_context(|| format!("cannot read {}", path.display())),
+    let file = match std::fs::File::open(&path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let size = file
+        .metadata()
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .len();
+    let mut bytes = Vec::new();
+    file.take(SHOWN)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if size > SHOWN {
+        text.push_str(&format!(
+            "\n[{} more bytes of {name} are not shown here; the whole file is in the run folder]\n",
+            size - SHOWN
+        ));
     }
+    Ok(Some(text))
 }
 
 impl RunPage {
@@ -456,6 +479,20 @@ mod tests {
             json!({"seq": seq, "event": event, "verdict": verdict, "input": input}),
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_huge_run_file_is_shown_in_part_with_what_was_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let size = SHOWN as usize + 5000;
+        std::fs::write(dir.path().join("diff.patch"), "+x\n".repeat(size / 3)).unwrap();
+        let shown = read_optional(dir.path(), "diff.patch").unwrap().unwrap();
+        assert!(shown.len() < SHOWN as usize + 200, "{}", shown.len());
+        assert!(shown.ends_with(&format!(
+            "[{} more bytes of diff.patch are not shown here; the whole file is in the run folder]\n",
+            size / 3 * 3 - SHOWN as usize
+        )));
+        assert_eq!(read_optional(dir.path(), "absent").unwrap(), None);
     }
 
     #[test]
