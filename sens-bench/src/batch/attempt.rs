@@ -41,7 +41,7 @@ impl BatchFolder {
         };
         match prepare(listed, commands, timeout, self.sandbox, dir, &mut timings) {
             Ok(workspace) => Ok(Some(Prepared {
-                sandbox: self.sandbox.then(|| workspace.view(false)),
+                sandbox: self.sandbox.then(|| workspace.test_view()),
                 workspace,
                 first: Cell::new(Some((started, timings))),
             })),

@@ -38,7 +38,7 @@ pub(super) fn prepare(
     })
     .map_err(Stop::infra)?;
     if let Some(setup) = commands.setup() {
-        let view = sandboxed.then(|| workspace.view(true));
+        let view = sandboxed.then(|| workspace.setup_view());
         let outcome = timed(&mut timings.setup, || {
             exec::run(&CommandLine {
                 line: setup,
@@ -63,7 +63,7 @@ pub(super) fn prepare(
         let products = untracked(&workspace.root).map_err(Stop::infra)?;
         exclude(&workspace.root, &mut workspace.excluded, products).map_err(Stop::infra)?;
     }
-    let view = sandboxed.then(|| workspace.view(false));
+    let view = sandboxed.then(|| workspace.test_view());
     let verdict = timed(&mut timings.baseline_tests, || {
         test_verdict(
             &workspace.root,

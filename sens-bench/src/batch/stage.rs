@@ -110,8 +110,8 @@ pub struct Attempt<'a> {
     /// The harness's own ignore patterns ([`crate::workspace::Workspace::excluded`]).
     pub excluded: &'a [String],
     pub env: &'a [(String, String)],
-    /// The sandbox the copy's tests run in ([`crate::workspace::Workspace::view`]
-    /// without the network); `None` with `--no-sandbox`.
+    /// The sandbox the copy's tests run in
+    /// ([`crate::workspace::Workspace::test_view`]); `None` with `--no-sandbox`.
     pub sandbox: Option<&'a View>,
     /// The run folder (empty but for set-up logs).
     pub dir: &'a Path,

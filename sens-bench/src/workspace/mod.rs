@@ -57,14 +57,25 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// What a command of this copy sees in its sandbox: the copy and the folders
-    /// its variables name (a Rust task's build folder), writable; the toolchains
-    /// on `PATH`, read-only; the host's network only with `network` (set-up).
-    pub fn view(&self, network: bool) -> View {
+    /// What the tests of this copy see in their sandbox: the copy and the
+    /// folders its variables name (a Rust task's build folder), writable; the
+    /// toolchains on `PATH`, read-only; a loopback of their own.
+    pub fn test_view(&self) -> View {
         let mut writable = vec![self.root.clone()];
         writable.extend(named_folders(&self.env));
         let path = std::env::var_os("PATH").unwrap_or_default();
-        View::for_commands(writable, &path, network)
+        View::for_commands(writable, &path, false)
+    }
+
+    /// What the set-up sees: the tests' view with the network, and the
+    /// toolchains writable, since installing the task's dependencies is its
+    /// work (`pip install`, `cargo fetch`). It runs before the agent, on the
+    /// task's own source, so no code of the agent's ever runs with this view.
+    pub fn setup_view(&self) -> View {
+        let mut view = self.test_view();
+        view.writable.append(&mut view.readable);
+        view.network = true;
+        view
     }
 
     /// A fresh copy of a task's project (without hidden files or reference).

@@ -1054,6 +1054,36 @@ mod tests {
     }
 
     #[test]
+    fn a_fifo_a_socket_and_a_link_to_a_folder_are_snapshotted_or_left_out_never_an_error()
+    -> anyhow::Result<()> {
+        let dir = repo_with_files()?;
+        let root = dir.path();
+        let mut checkpoints = Checkpoints::open(root)?;
+        checkpoints.snapshot()?;
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("pipe"))
+            .status()?;
+        assert!(made.success());
+        let _socket = std::os::unix::net::UnixListener::bind(root.join("engine.sock"))?;
+        std::fs::create_dir(root.join("real"))?;
+        std::fs::write(root.join("real/inside.txt"), "inside\n")?;
+        std::os::unix::fs::symlink("real", root.join("folder-link"))?;
+
+        let now = checkpoints.snapshot()?;
+        assert_eq!(
+            blob_text(&checkpoints, now, "folder-link").as_deref(),
+            Some("real")
+        );
+        assert_eq!(
+            blob_text(&checkpoints, now, "real/inside.txt").as_deref(),
+            Some("inside\n")
+        );
+        assert_eq!(blob_text(&checkpoints, now, "pipe"), None);
+        assert_eq!(blob_text(&checkpoints, now, "engine.sock"), None);
+        Ok(())
+    }
+
+    #[test]
     fn snapshot_follows_the_real_index_and_repeats_when_nothing_changed() -> anyhow::Result<()> {
         let dir = repo_with_files()?;
         let root = dir.path();
