@@ -436,6 +436,36 @@ fn the_mcp_server_answers_batches_and_malformed_messages_as_json_rpc_says() {
     );
 }
 
+#[test]
+fn a_torn_or_non_utf8_ledger_line_is_skipped_and_reported_never_glued_onto() {
+    let project = Project::new();
+    std::fs::create_dir_all(project.root().join(".sens")).unwrap();
+    let ledger = project.root().join(".sens/hooks.jsonl");
+    std::fs::write(
+        &ledger,
+        b"\xff\xfe not utf-8\n{\"seq\":2,\"event\":\"Stop\",\"verd",
+    )
+    .unwrap();
+    let status = project.sens(&["engine", "status"]);
+    assert!(status.status.success());
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("skipped   2 unreadable lines"), "{text}");
+
+    let out = hook_with(&project.root(), &["--idle-secs", "5"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let bytes = std::fs::read(&ledger).unwrap();
+    let last = bytes
+        .split(|b| *b == b'\n')
+        .rfind(|line| !line.is_empty())
+        .unwrap();
+    let line: Value = serde_json::from_slice(last).unwrap();
+    assert_eq!(line["event"], "PreToolUse", "a line of its own");
+    let status = project.sens(&["engine", "status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("decisions 1 in"), "{text}");
+    assert!(text.contains("skipped   2 unreadable lines"), "{text}");
+}
+
 const PERSON_SETTINGS: &str = "{\n    \"permissions\": {\"allow\": [\"Bash(ls)\"]},\n    \"hooks\": {\n        \"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./mine.sh\"}]}]\n    }\n}\n";
 
 const PERSON_MCP: &str =

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::protocol::{Reply, Request, receive, send};
 use super::{Project, shell_quoted};
-use crate::measure::ledger::{LedgerLine, read_ledger};
+use crate::measure::ledger::LedgerLine;
 
 /// Exit code of a command hook that blocks (the CLI shows its stderr).
 const BLOCKING_EXIT: u8 = 2;
@@ -344,16 +344,18 @@ fn status_text(project: &Project, live: Option<&Value>) -> anyhow::Result<String
         }
     }
     let ledger = project.ledger();
-    let lines: Vec<LedgerLine> = if ledger.exists() {
-        read_ledger(&ledger)?
-    } else {
-        Vec::new()
-    };
+    let (lines, unreadable) = readable_decisions(&ledger)?;
     out.push_str(&format!(
         "decisions {} in {}\n",
         lines.len(),
         ledger.display()
     ));
+    if unreadable > 0 {
+        out.push_str(&format!(
+            "skipped   {unreadable} unreadable lines of the ledger (torn, not UTF-8, or not a \
+             decision)\n"
+        ));
+    }
     for line in lines.iter().rev().take(LAST_DECISIONS).rev() {
         out.push_str(&format!(
             "  #{} {} {} {:?}\n",
@@ -364,6 +366,32 @@ fn status_text(project: &Project, live: Option<&Value>) -> anyhow::Result<String
         ));
     }
     Ok(out)
+}
+
+/// The decisions of the ledger at `path` that can be read, and how many
+/// non-blank lines could not (a torn line, bytes that are not UTF-8): `status`
+/// shows what it can rather than fail on a damaged ledger.
+fn readable_decisions(path: &Path) -> anyhow::Result<(Vec<LedgerLine>, usize)> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(err) => {
+            return Err(err)
+                .with_context(|| format!("cannot read the hook ledger {}", path.display()));
+        }
+    };
+    let mut unreadable = 0;
+    let mut lines = Vec::new();
+    for line in bytes
+        .split(|b| *b == b'\n')
+        .filter(|line| !line.trim_ascii().is_empty())
+    {
+        match serde_json::from_slice(line) {
+            Ok(line) => lines.push(line),
+            Err(_) => unreadable += 1,
+        }
+    }
+    Ok((lines, unreadable))
 }
 
 fn strings(value: &Value) -> Vec<String> {

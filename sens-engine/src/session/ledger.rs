@@ -26,11 +26,12 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::guards::Decision;
@@ -97,7 +98,50 @@ pub struct Entry<'a> {
     pub latency_us: u64,
     /// What the engine answered.
     pub output: &'a Value,
+    /// The hook input, each string longer than [`LARGE_STRING`] bytes (a huge
+    /// Write's content) kept as `{"omitted_bytes", "sha256"}`: a ledger line
+    /// stays small whatever the agent wrote.
+    #[serde(serialize_with = "serialize_bounded")]
     pub input: &'a Value,
+}
+
+/// Strings longer than this are kept in the ledger as their size and digest.
+pub const LARGE_STRING: usize = 64 * 1024;
+
+fn serialize_bounded<S: serde::Serializer>(
+    input: &&Value,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    if has_large_string(input) {
+        bounded(input).serialize(serializer)
+    } else {
+        input.serialize(serializer)
+    }
+}
+
+fn has_large_string(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.len() > LARGE_STRING,
+        Value::Array(items) => items.iter().any(has_large_string),
+        Value::Object(map) => map.values().any(has_large_string),
+        _ => false,
+    }
+}
+
+/// `value` with each large string replaced by its size and sha256 (hex).
+fn bounded(value: &Value) -> Value {
+    match value {
+        Value::String(text) if text.len() > LARGE_STRING => json!({
+            "omitted_bytes": text.len(),
+            "sha256": hex::encode(Sha256::digest(text.as_bytes())),
+        }),
+        Value::Array(items) => items.iter().map(bounded).collect(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, value)| (key.clone(), bounded(value)))
+            .collect(),
+        other => other.clone(),
+    }
 }
 
 /// One thing a reviewer found.
@@ -126,32 +170,51 @@ pub struct Ledger {
     path: PathBuf,
     file: File,
     next_seq: u64,
+    /// Bytes of a last line that had no newline when the ledger was opened.
+    torn_bytes: u64,
 }
 
 impl Ledger {
     /// Opens `path` for appending; a ledger that already has lines continues
-    /// their numbering (a resumed session).
+    /// their numbering (a resumed session). Lines are counted as bytes, so one
+    /// that is not UTF-8 is a line like any other; a torn last line (a writer
+    /// that died mid-line) is ended with a newline, so the next entry starts a
+    /// line of its own, and reported by [`Ledger::torn_bytes`].
     pub fn open(path: &Path) -> anyhow::Result<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating the ledger's folder {}", parent.display()))?;
         }
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create(true)
             .append(true)
             .read(true)
             .open(path)
             .with_context(|| format!("opening the hook ledger {}", path.display()))?;
-        let mut lines = 0;
-        for line in BufReader::new(&file).lines() {
-            line.with_context(|| format!("reading the hook ledger {}", path.display()))?;
+        let reading = || format!("reading the hook ledger {}", path.display());
+        let (mut lines, mut last_len) = (0, 0);
+        for line in BufReader::new(&file).split(b'\n') {
+            last_len = line.with_context(reading)?.len();
             lines += 1;
         }
+        let torn_bytes = if ends_in_newline(&file).with_context(reading)? {
+            0
+        } else {
+            file.write_all(b"\n")
+                .with_context(|| format!("ending the torn last line of {}", path.display()))?;
+            last_len as u64
+        };
         Ok(Self {
             path: path.to_path_buf(),
             file,
             next_seq: lines + 1,
+            torn_bytes,
         })
+    }
+
+    /// The length of the torn last line [`Ledger::open`] ended (0: none).
+    pub fn torn_bytes(&self) -> u64 {
+        self.torn_bytes
     }
 
     /// The sequence number the next entry gets.
@@ -170,6 +233,17 @@ impl Ledger {
         self.next_seq += 1;
         Ok(())
     }
+}
+
+/// Whether `file` is empty or its last byte is a newline.
+fn ends_in_newline(file: &File) -> std::io::Result<bool> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(true);
+    }
+    let mut last = [0u8];
+    file.read_exact_at(&mut last, len - 1)?;
+    Ok(last == *b"\n")
 }
 
 /// sha256 (hex) of the canonical JSON of `value`: object keys sorted, no
@@ -213,7 +287,6 @@ fn canonical(value: &Value, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn digest_ignores_key_order_but_not_values() {
@@ -225,46 +298,100 @@ mod tests {
         assert_eq!(digest(&a).len(), 64);
     }
 
+    fn append(ledger: &mut Ledger, input: &Value) -> anyhow::Result<()> {
+        ledger.append(&Entry {
+            seq: ledger.next_seq(),
+            event: "Stop",
+            tool: None,
+            agent_id: None,
+            input_digest: digest(input),
+            rules_digest: "0123456789abcdef",
+            tree_before: None,
+            approved_tree: None,
+            verdict: Verdict::Pass,
+            engine_verdict: None,
+            guards_only: false,
+            findings: &[],
+            suggestions: &[],
+            guards: &[],
+            error: None,
+            review: None,
+            latency_us: 1,
+            output: &json!({}),
+            input,
+        })
+    }
+
+    fn stop() -> Value {
+        json!({"hook_event_name": "Stop"})
+    }
+
     #[test]
     fn numbering_continues_across_opens() -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("sub/hooks.jsonl");
-        let write = |ledger: &mut Ledger| {
-            let input = json!({"hook_event_name": "Stop"});
-            ledger.append(&Entry {
-                seq: ledger.next_seq(),
-                event: "Stop",
-                tool: None,
-                agent_id: None,
-                input_digest: digest(&input),
-                rules_digest: "0123456789abcdef",
-                tree_before: None,
-                approved_tree: None,
-                verdict: Verdict::Pass,
-                engine_verdict: None,
-                guards_only: false,
-                findings: &[],
-                suggestions: &[],
-                guards: &[],
-                error: None,
-                review: None,
-                latency_us: 1,
-                output: &json!({}),
-                input: &input,
-            })
-        };
         let mut ledger = Ledger::open(&path)?;
-        write(&mut ledger)?;
-        write(&mut ledger)?;
+        append(&mut ledger, &stop())?;
+        append(&mut ledger, &stop())?;
         let mut reopened = Ledger::open(&path)?;
         assert_eq!(reopened.next_seq(), 3);
-        write(&mut reopened)?;
+        append(&mut reopened, &stop())?;
         let text = std::fs::read_to_string(&path)?;
         let seqs: Vec<u64> = text
             .lines()
             .map(|l| serde_json::from_str::<Value>(l).map(|v| v["seq"].as_u64().unwrap_or(0)))
             .collect::<Result<_, _>>()?;
         assert_eq!(seqs, vec![1, 2, 3]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_torn_last_line_is_ended_not_glued_onto() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("hooks.jsonl");
+        std::fs::write(&path, "{\"seq\":1}\n{\"seq\":2,\"ev")?;
+        let mut ledger = Ledger::open(&path)?;
+        assert_eq!(ledger.torn_bytes(), 12, "the torn line is reported");
+        append(&mut ledger, &stop())?;
+        let text = std::fs::read_to_string(&path)?;
+        let last: Value = serde_json::from_str(text.lines().last().unwrap_or(""))?;
+        assert_eq!(last["event"], "Stop", "{text}");
+        assert_eq!(text.lines().count(), 3, "{text}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_does_not_stop_the_ledger() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("hooks.jsonl");
+        std::fs::write(&path, b"{\"seq\":1}\n\xff\xfe\n")?;
+        let mut ledger = Ledger::open(&path)?;
+        assert_eq!(ledger.next_seq(), 3);
+        append(&mut ledger, &stop())?;
+        Ok(())
+    }
+
+    #[test]
+    fn a_large_input_is_kept_as_its_digest_and_size() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("hooks.jsonl");
+        let content = "x".repeat(LARGE_STRING + 1);
+        let input = json!({"hook_event_name": "PreToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": "/p/a.py", "content": content}});
+        let mut ledger = Ledger::open(&path)?;
+        append(&mut ledger, &input)?;
+        let text = std::fs::read_to_string(&path)?;
+        assert!(text.len() < LARGE_STRING, "{} bytes", text.len());
+        let line: Value = serde_json::from_str(&text)?;
+        assert_eq!(line["input"]["tool_input"]["file_path"], "/p/a.py");
+        let kept = &line["input"]["tool_input"]["content"];
+        assert_eq!(kept["omitted_bytes"], LARGE_STRING + 1, "{kept}");
+        assert_eq!(
+            kept["sha256"],
+            hex::encode(Sha256::digest(content.as_bytes())),
+            "{kept}"
+        );
+        assert_eq!(line["input_digest"], digest(&input), "of the whole input");
         Ok(())
     }
 }

@@ -248,6 +248,14 @@ impl Session {
             );
         }
         let ledger = Ledger::open(&options.ledger)?;
+        if ledger.torn_bytes() > 0 {
+            eprintln!(
+                "sens: the hook ledger {} ended in a torn line ({} bytes, from a writer that \
+                 died mid-line); it was ended there, and the next decision starts a line of its own",
+                options.ledger.display(),
+                ledger.torn_bytes()
+            );
+        }
         Ok(Self {
             root: root.to_path_buf(),
             canonical_root,
