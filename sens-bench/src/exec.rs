@@ -391,6 +391,38 @@ mod tests {
     }
 
     #[test]
+    fn a_sandboxed_command_sees_only_its_folder_and_runs_under_the_limits() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let work = dir.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        std::fs::write(dir.path().join("beside"), "host\n").unwrap();
+        let log = dir.path().join("cmd.log");
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let view = View::for_commands(vec![work.clone()], &path, false);
+        let outcome = run(&CommandLine {
+            line: "ulimit -d; ulimit -u; cat ../beside || echo hidden; echo made > mine",
+            dir: &work,
+            env: &[],
+            timeout: Duration::from_secs(30),
+            log: &log,
+            sandbox: Some(&view),
+        })
+        .expect("runs");
+        assert_eq!(outcome.status, Status::Passed, "{}", log_text(&outcome));
+        let text = log_text(&outcome);
+        let kib = crate::sandbox::limits::MEMORY_PER_PROCESS / 1024;
+        assert!(
+            text.contains(&format!("\n{kib}\n{}\n", crate::sandbox::limits::TASKS)),
+            "{text}"
+        );
+        assert!(text.contains("hidden") && !text.contains("host"), "{text}");
+        assert_eq!(
+            std::fs::read_to_string(work.join("mine")).unwrap(),
+            "made\n"
+        );
+    }
+
+    #[test]
     fn a_failing_command_reports_its_exit_code() {
         let (outcome, _dir) = run_line("exit 3", Duration::from_secs(10));
         assert_eq!(

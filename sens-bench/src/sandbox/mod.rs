@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use tokio::process::Command;
 
+pub mod limits;
+
 /// The program that builds the sandbox.
 pub const BWRAP: &str = "bwrap";
 
@@ -154,12 +156,16 @@ impl View {
     /// bubblewrap with this view's arguments up to the `--`: the program to run
     /// inside, in `workdir`, and its arguments are the caller's to add.
     pub fn wrapper(&self, workdir: &Path) -> Result<std::process::Command> {
+        use std::os::unix::process::CommandExt;
         let mut command = std::process::Command::new(BWRAP);
         command
             .args(self.bwrap_args(workdir)?)
             .arg("--")
             // The host's TMPDIR is not shown; the sandbox has its own /tmp.
             .env("TMPDIR", "/tmp");
+        // SAFETY: the hook only calls getrlimit and setrlimit, which are safe
+        // between fork and exec.
+        unsafe { command.pre_exec(limits::apply) };
         Ok(command)
     }
 
