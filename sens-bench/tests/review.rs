@@ -685,3 +685,173 @@ fn under_both_the_stop_asks_the_review_rules_and_the_reviewer() {
         "rules and reviewer at each Stop: {hooks}"
     );
 }
+
+/// A rules file whose one rule points at `reference`.
+fn rule_with_reference(reference: &str) -> String {
+    rule("peek", "mistake", "An error becomes None.", ("v", "c")).replace("ref.py", reference)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reference_outside_the_project_is_refused_and_never_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET\n").unwrap();
+    let root = dir.path().join("project");
+    changed_project(&root);
+    std::os::unix::fs::symlink(&secret, root.join("inside.txt")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), root.join("up")).unwrap();
+    let server = server(vec![decision("return None", json!({"peek": 0.9}))]).await;
+    let root_text = root.to_str().unwrap();
+    for reference in [
+        secret.to_str().unwrap(),
+        "../secret.txt",
+        "inside.txt",
+        "up/secret.txt",
+    ] {
+        write(
+            &root,
+            "docs/review/rules.yaml",
+            &format!("rules:\n{}", rule_with_reference(reference)),
+        );
+        for args in [
+            &["review", "rules", root_text, "--files", "src/x.py"][..],
+            &["review", "run", root_text],
+        ] {
+            let output = sens_bench(args, Some((&server, false))).await;
+            let err = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(2), "{reference}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "docs/review/rules.yaml: rule `peek`: field `reference`: `{reference}`"
+                )) && err.contains("the project"),
+                "{reference}: {err}"
+            );
+        }
+    }
+    assert!(
+        server.requests().is_empty(),
+        "a refused rules file sent a request"
+    );
+
+    // A reference reached through `..` that stays inside the project is kept.
+    std::fs::remove_file(root.join("inside.txt")).unwrap();
+    std::fs::remove_file(root.join("up")).unwrap();
+    write(
+        &root,
+        "docs/review/rules.yaml",
+        &format!("rules:\n{}", rule_with_reference("src/../ref.py")),
+    );
+    let output = sens_bench(&["review", "run", root_text], Some((&server, false))).await;
+    assert!(output.status.success(), "{}", stdout(&output));
+    let request = server.requests().last().unwrap().body.clone().unwrap();
+    let user = request["messages"][0]["content"].as_str().unwrap();
+    assert!(user.contains("raise ValueError(raw)"), "{user}");
+}
+
+/// A rules file as a person writes it: comments, quoting of their choice, and
+/// the rules as a top-level list.
+const COMMENTED: &str = "# Review rules of the project.\n\
+- id: wide # the one rule\n  \
+  applies: [\"**/*.py\"]\n  \
+  # Say it as a mistake.\n  \
+  mistake: 'An error becomes None.'\n  \
+  fix: \"Raise the error.\"\n  \
+  reference: ref.py\n  \
+  cases:\n    \
+    violating:\n      - file: x.py\n        diff: \"+WIDE_BAD\\n\"\n    \
+    compliant:\n      - file: x.py\n        diff: \"+WIDE_GOOD\\n\"\n\
+# Rules below are drafts.\n";
+
+/// `text` without the `tested` block `review test` writes at `indent`.
+fn without_tested(text: &str, indent: &str) -> String {
+    let mut out = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line == format!("{indent}tested:") {
+            while lines
+                .peek()
+                .is_some_and(|l| l.starts_with(&format!("{indent}  ")))
+            {
+                lines.next();
+            }
+        } else {
+            out.push(line);
+        }
+    }
+    out.join("\n") + "\n"
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn review_test_edits_only_the_tested_block_and_rounds_the_margin() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "docs/review/rules.yaml", COMMENTED);
+    write(
+        root,
+        "ref.py",
+        "def parse(raw):\n    raise ValueError(raw)\n",
+    );
+    // 0.95 - (1 - 0.95) is 0.8999999999999999 in floating point.
+    let wide_server = server(vec![
+        decision("WIDE_BAD", json!({"wide": 0.95})),
+        decision("WIDE_GOOD", json!({"wide": 0.05})),
+    ])
+    .await;
+    let root_text = root.to_str().unwrap();
+    let path = root.join("docs/review/rules.yaml");
+    for round in 0..2 {
+        let output = sens_bench(&["review", "test", root_text], Some((&wide_server, false))).await;
+        assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(without_tested(&written, "  "), COMMENTED, "round {round}");
+        assert!(
+            written.contains("\n  tested:\n    margin: 0.90\n    hash: "),
+            "round {round}: {written}"
+        );
+        assert!(
+            written.ends_with("# Rules below are drafts.\n"),
+            "{written}"
+        );
+    }
+    let text = stdout(&sens_bench(&["review", "rules", root_text, "--files", "x.py"], None).await);
+    assert!(text.contains("- wide (tested, margin 0.90)"), "{text}");
+
+    // Under `rules:`, a second rule keeps its place, and a rule written after
+    // the tested one is not touched.
+    let wrapped = format!(
+        "rules: # every rule\n{}{}",
+        rule(
+            "first",
+            "mistake",
+            "An error becomes None.",
+            ("WIDE_BAD", "WIDE_GOOD")
+        ),
+        rule(
+            "second",
+            "statement",
+            "Errors are raised.",
+            ("N_BAD", "N_GOOD")
+        ),
+    );
+    write(root, "docs/review/rules.yaml", &wrapped);
+    let wrapped_server = server(vec![
+        decision("WIDE_BAD", json!({"first": 0.95})),
+        decision("WIDE_GOOD", json!({"first": 0.05})),
+        decision("N_BAD", json!({"second": 0.5})),
+        decision("N_GOOD", json!({"second": 0.6})),
+    ])
+    .await;
+    let output = sens_bench(
+        &["review", "test", root_text],
+        Some((&wrapped_server, false)),
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(without_tested(&written, "    "), wrapped);
+    let first_tested = written.find("tested:").unwrap();
+    assert!(
+        first_tested < written.find("id: second").unwrap(),
+        "{written}"
+    );
+}

@@ -7,7 +7,7 @@
 //! findings carry their own confidence and a quote of the diff. The engine
 //! drops a quote that is not verbatim and blocks at its `block_at`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -77,9 +77,10 @@ pub fn change_request(
         state.push_str(&format!("Summary of the change:\n{summary}\n\n"));
     }
     state.push_str(&format!("The change:\n```diff\n{patch}```\n"));
-    let references: BTreeSet<String> = rules.iter().map(|(r, _)| r.reference()).collect();
-    for reference in references {
-        let path = root.join(&reference);
+    let references: BTreeMap<String, &Rule> =
+        rules.iter().map(|(r, _)| (r.reference(), *r)).collect();
+    for (reference, rule) in references {
+        let path = rule.reference_file(root)?;
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read the reference file {}", path.display()))?;
         state.push_str(&format!(

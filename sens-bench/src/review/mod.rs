@@ -378,11 +378,10 @@ fn test(dir: &Path, only: Option<&str>, model: &ModelArgs) -> anyhow::Result<Exi
         let result = test_rule(rule, decider.as_ref())?;
         out.push_str(&output::test_line(rule, was, &result));
         if result.passes() {
-            let tested = Tested {
-                margin: result.margin(),
-                hash: rule.hash(),
-            };
-            passed.insert(rule.text.id.clone(), tested);
+            passed.insert(
+                rule.text.id.clone(),
+                Tested::new(result.margin(), rule.hash()),
+            );
         } else {
             failed += 1;
         }

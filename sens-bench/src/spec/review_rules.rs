@@ -1,14 +1,19 @@
 //! Review rules files: `docs/review/rules.yaml` in any folder of a project, its
-//! rules applying to that folder and everything below it.
+//! rules applying to that folder and everything below it. A file is a list of
+//! rules, either at its top level or under a `rules` key.
 //!
 //! - `applies` globs and `reference` are relative to the rules' folder (the one
 //!   holding `docs/`); `*` does not cross `/` (write `**/*.py` for any depth).
+//! - A reference must be a file inside the project once every link is followed:
+//!   its content goes to the decision model, so a rules file cannot send what
+//!   lies outside.
 //! - A rule is exactly one of a `mistake` (true when the change breaks it) or a
 //!   `statement` (true when the change follows it).
 //! - Rule ids are unique across a project, so a decision's answers and a
 //!   dismissal name a rule alone.
-//! - `review test` writes `tested` back by re-serializing the file: comments in
-//!   it are not kept.
+//! - `review test` writes `tested` back in place ([`tested`]).
+
+mod tested;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,7 +28,10 @@ pub const RULES_FILE: &str = "docs/review/rules.yaml";
 /// More rules than this applying to one file would drown each of them.
 pub const MAX_RULES_PER_FILE: usize = 15;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+pub use tested::write_tested;
+
+/// A rules file with its rules under a `rules` key.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RulesFile {
     rules: Vec<yaml_serde::Value>,
@@ -68,6 +76,16 @@ pub struct Tested {
     pub hash: String,
 }
 
+impl Tested {
+    /// A test's result as written: the margin to two decimals, as a person reads it.
+    pub fn new(margin: f64, hash: String) -> Tested {
+        Tested {
+            margin: (margin * 100.0).round() / 100.0,
+            hash,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
@@ -108,9 +126,43 @@ impl Rule {
         }
     }
 
-    /// The reference file, project-relative.
+    /// The reference file, project-relative as written (it may hold `..`).
     pub fn reference(&self) -> String {
         join(&self.folder, &self.text.reference)
+    }
+
+    /// The reference file on disk, every link followed; an error naming the
+    /// rules file, the rule and the field unless it is a file inside `root`.
+    /// Checked again by every reader, since the project may change in between.
+    pub fn reference_file(&self, root: &Path) -> anyhow::Result<PathBuf> {
+        let field = || {
+            format!(
+                "{}: rule `{}`: field `reference`",
+                self.source, self.text.id
+            )
+        };
+        let project = root
+            .canonicalize()
+            .with_context(|| format!("cannot resolve the project folder {}", root.display()))?;
+        let path = root.join(self.reference());
+        let resolved = path
+            .canonicalize()
+            .with_context(|| format!("{}: {} is not a file", field(), path.display()))?;
+        ensure!(
+            resolved.starts_with(&project),
+            "{}: `{}` resolves to {}, outside the project {}",
+            field(),
+            self.text.reference,
+            resolved.display(),
+            project.display()
+        );
+        ensure!(
+            resolved.is_file(),
+            "{}: {} is not a file",
+            field(),
+            path.display()
+        );
+        Ok(resolved)
     }
 
     /// Whether the rule applies to a project-relative file.
@@ -214,13 +266,7 @@ impl RuleBook {
                         rule.text.id
                     );
                 }
-                let reference = root.join(rule.reference());
-                ensure!(
-                    reference.is_file(),
-                    "{source}: rule `{}`: field `reference`: {} is not a file",
-                    rule.text.id,
-                    reference.display()
-                );
+                rule.reference_file(root)?;
                 book.rules.push(rule);
             }
         }
@@ -257,11 +303,24 @@ fn relative(root: &Path, path: &Path) -> anyhow::Result<String> {
     Ok(rel.to_string_lossy().replace('\\', "/"))
 }
 
+/// The rules of a file as written: its top-level list, or its `rules`.
+fn rule_values(text: &str, source: &str) -> anyhow::Result<Vec<yaml_serde::Value>> {
+    let value: yaml_serde::Value =
+        yaml_serde::from_str(text).with_context(|| format!("{source}: not a rules file"))?;
+    match value {
+        yaml_serde::Value::Sequence(rules) => Ok(rules),
+        other => {
+            let file: RulesFile = yaml_serde::from_value(other).with_context(|| {
+                format!("{source}: not a rules file (a list of rules, or a mapping with `rules`)")
+            })?;
+            Ok(file.rules)
+        }
+    }
+}
+
 /// Parses one rules file; errors name the file, the rule and the field.
 fn parse(text: &str, folder: &str, source: &str) -> anyhow::Result<Vec<Rule>> {
-    let file: RulesFile =
-        yaml_serde::from_str(text).with_context(|| format!("{source}: not a rules file"))?;
-    file.rules
+    rule_values(text, source)?
         .into_iter()
         .enumerate()
         .map(|(index, value)| {
@@ -295,6 +354,12 @@ fn check(text: RuleText, folder: &str, source: &str) -> anyhow::Result<Rule> {
         !text.applies.is_empty(),
         "field `applies`: give at least one glob"
     );
+    ensure!(
+        Path::new(&text.reference).is_relative(),
+        "field `reference`: `{}` is absolute; give a path relative to the rules' folder, \
+         inside the project",
+        text.reference
+    );
     let mut globs = GlobSetBuilder::new();
     for glob in &text.applies {
         let glob = GlobBuilder::new(glob)
@@ -311,37 +376,6 @@ fn check(text: RuleText, folder: &str, source: &str) -> anyhow::Result<Rule> {
         source: source.to_string(),
         globs,
     })
-}
-
-/// Writes `tested` back into the rules files of `rules` (each file rewritten once).
-pub fn write_tested(
-    root: &Path,
-    tested: &BTreeMap<String, Tested>,
-    book: &RuleBook,
-) -> anyhow::Result<()> {
-    let mut files: BTreeMap<&str, Vec<RuleText>> = BTreeMap::new();
-    for rule in &book.rules {
-        let mut text = rule.text.clone();
-        if let Some(result) = tested.get(&text.id) {
-            text.tested = Some(result.clone());
-        }
-        files.entry(&rule.source).or_default().push(text);
-    }
-    for (source, rules) in files {
-        if !rules.iter().any(|r| tested.contains_key(&r.id)) {
-            continue;
-        }
-        let values = rules
-            .iter()
-            .map(yaml_serde::to_value)
-            .collect::<Result<_, _>>()
-            .with_context(|| format!("cannot write the rules of {source}"))?;
-        let yaml = yaml_serde::to_string(&RulesFile { rules: values })
-            .with_context(|| format!("cannot write the rules of {source}"))?;
-        let path = root.join(source);
-        std::fs::write(&path, yaml).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -396,6 +430,28 @@ mod tests {
         );
         let no_case = err(&RULE.replace("[{file: a.py, diff: '+y'}]", "[]"));
         assert!(no_case.contains("cases.compliant"), "{no_case}");
+        let absolute = err(&RULE.replace("ref.py", "/etc/passwd"));
+        assert!(
+            absolute.contains("rule `r`: field `reference`: `/etc/passwd` is absolute"),
+            "{absolute}"
+        );
+        let shape = err("id: r\n");
+        assert!(shape.contains("a list of rules, or a mapping"), "{shape}");
+    }
+
+    #[test]
+    fn a_top_level_list_of_rules_parses_as_the_rules_key_does() {
+        let list = RULE.strip_prefix("rules:\n").unwrap().replace("\n  ", "\n");
+        let listed = parse(list.trim_start(), "", "s").unwrap();
+        let keyed = parse(RULE, "", "s").unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].text, keyed[0].text);
+    }
+
+    #[test]
+    fn a_margin_is_kept_to_two_decimals() {
+        assert_eq!(Tested::new(0.95 - (1.0 - 0.95), "h".into()).margin, 0.9);
+        assert_eq!(Tested::new(0.555, "h".into()).margin, 0.56);
     }
 
     #[test]
