@@ -29,6 +29,12 @@ pub fn lines<'a, T: DeserializeOwned>(
         })
 }
 
+/// `text` cut into its complete lines (each ended by a newline) and what follows
+/// the last newline: a torn line an interrupted append left, or nothing.
+pub fn complete_lines(text: &str) -> (&str, &str) {
+    text.split_at(text.rfind('\n').map_or(0, |i| i + 1))
+}
+
 /// Appends `line` (one whole JSON line, its newline included) to `file`, all or
 /// nothing: under the file's exclusive lock, so writers of other processes never
 /// interleave, and on a failed write (a full disk) the file is cut back to the
@@ -113,6 +119,13 @@ mod tests {
             parsed[2].as_ref().unwrap(),
             &(5, serde_json::json!({"a": 2}))
         );
+    }
+
+    #[test]
+    fn a_torn_tail_is_split_from_the_complete_lines() {
+        assert_eq!(complete_lines("{}\n{\"a"), ("{}\n", "{\"a"));
+        assert_eq!(complete_lines("{}\n"), ("{}\n", ""));
+        assert_eq!(complete_lines("{\"a"), ("", "{\"a"));
     }
 
     /// Writes half the line, then fails as a full disk does.

@@ -276,7 +276,9 @@ impl RunRecord {
 
 /// Reads the latest attempt of every run of a `runs.jsonl` (superseded attempts
 /// are left out), in the order runs were first recorded. A malformed line, or a graded run missing a
-/// measurement, is an error naming the file and line. Blank lines are skipped.
+/// measurement, is an error naming the file and line. Blank lines are skipped,
+/// and so is a torn last line (a batch interrupted mid-write), with a note on
+/// standard error: the next batch command cuts it.
 pub fn read_records(path: &Path) -> anyhow::Result<Vec<RunRecord>> {
     let text = fs::read_to_string(path).with_context(|| {
         format!(
@@ -284,7 +286,16 @@ pub fn read_records(path: &Path) -> anyhow::Result<Vec<RunRecord>> {
             path.display()
         )
     })?;
-    parse_records(&text, path)
+    let (complete, torn) = crate::jsonl::complete_lines(&text);
+    if !torn.trim().is_empty() {
+        eprintln!(
+            "note: {}: skipped a torn last line ({} bytes, left by an interrupted write); \
+             only complete lines are read",
+            path.display(),
+            torn.len()
+        );
+    }
+    parse_records(complete, path)
 }
 
 /// Parses the text of a `runs.jsonl`; `path` only names the file in errors.

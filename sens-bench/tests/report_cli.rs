@@ -631,3 +631,76 @@ fn sequence_report_of_two_sequences_decides_each_and_tests_across_them() {
         );
     }
 }
+
+#[test]
+fn a_torn_last_line_is_skipped_and_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let batch = tmp.path().join("torn");
+    write_batch(
+        &batch,
+        &[record("a", "C0", 1, "ok", 4), record("a", "C2", 1, "ok", 6)],
+    );
+    let runs = batch.join("runs.jsonl");
+    let torn = "{\"batch\": \"t\", \"task\": \"a\", \"cond";
+    let text = fs::read_to_string(&runs).unwrap() + torn;
+    fs::write(&runs, &text).unwrap();
+    let output = ok(&["report", arg(&batch)]);
+    let said = stderr(&output);
+    assert!(
+        said.contains("runs.jsonl")
+            && said.contains("torn last line")
+            && said.contains(&format!("{} bytes", torn.len())),
+        "{said}"
+    );
+    let md = fs::read_to_string(batch.join("report.md")).unwrap();
+    assert!(md.contains("2 task runs (2 ok)"), "{md}");
+    assert_eq!(
+        fs::read_to_string(&runs).unwrap(),
+        text,
+        "report only reads"
+    );
+    let output = ok(&["report", arg(&batch), "--format", "json"]);
+    assert!(stderr(&output).contains("torn last line"));
+}
+
+#[test]
+fn untrusted_text_is_escaped_in_the_markdown_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let batch = tmp.path().join("hostile");
+    let mut failed = record("a", "C2", 1, "agent_error", 0);
+    failed["error"] = json!("line one\nline two | <img src=x onerror=alert(1)> `tick`\u{7}");
+    write_batch(&batch, &[record("a", "C0", 1, "ok", 4), failed]);
+    let run = batch.join("runs/a/C0/1");
+    fs::create_dir_all(&run).unwrap();
+    fs::write(
+        run.join("hooks.jsonl"),
+        "{\"seq\":1,\"event\":\"PreToolUse\",\"verdict\":\"deny\"}\n",
+    )
+    .unwrap();
+    let why = "unjust:\nthe copy | was <b>fine</b> ```\u{1b}[31m";
+    ok(&["label", arg(&batch), "a/C0/1", "1", "unjust", "--why", why]);
+    ok(&["report", arg(&batch)]);
+    let md = fs::read_to_string(batch.join("report.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| a/C0/1 |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert_eq!(
+        row,
+        "| a/C0/1 | 1 | PreToolUse | deny | unjust | unjust: the copy \\| was &lt;b&gt;fine&lt;/b&gt; \
+         \\`\\`\\`\\u{1b}[31m |"
+    );
+    let row = md
+        .lines()
+        .find(|l| l.contains("agent_error |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert_eq!(
+        row,
+        "| a | C2 | 1 | agent_error | line one line two \\| &lt;img src=x onerror=alert(1)&gt; \
+         \\`tick\\`\\u{7} |"
+    );
+    assert!(
+        !md.chars().any(|c| c.is_control() && c != '\n'),
+        "a control byte in the report"
+    );
+}

@@ -62,15 +62,15 @@ impl RunLog {
         let mut text = String::new();
         file.read_to_string(&mut text)
             .with_context(|| format!("cannot read {} as UTF-8 text", path.display()))?;
-        let complete = text.rfind('\n').map_or(0, |i| i + 1);
-        let repaired_bytes = (text.len() - complete) as u64;
+        let (complete, torn) = jsonl::complete_lines(&text);
+        let repaired_bytes = torn.len() as u64;
         if repaired_bytes > 0 {
-            file.set_len(complete as u64)
+            file.set_len(complete.len() as u64)
                 .with_context(|| format!("cannot cut the torn last line of {}", path.display()))?;
         }
         let mut done = HashMap::new();
         let mut cost_usd = 0.0;
-        for line in jsonl::lines::<Logged>(&text[..complete], path, "a run record") {
+        for line in jsonl::lines::<Logged>(complete, path, "a run record") {
             let (number, logged) = line?;
             let latest = Latest {
                 attempt: logged.key.attempt,

@@ -39,7 +39,7 @@ pub fn report_section(batch: &Path) -> anyhow::Result<String> {
             event,
             verdict.map_or("?".into(), |v| format!("{v:?}").to_lowercase()),
             format!("{:?}", label.label).to_lowercase(),
-            label.reason.replace('|', "\\|"),
+            label.reason.clone(),
         ]);
     }
     crate::report::markdown::table(

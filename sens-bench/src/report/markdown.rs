@@ -26,14 +26,41 @@ impl Exporter<Analysis> for Markdown {
     }
 }
 
-/// A Markdown table: a header row and rows of cells.
+/// A Markdown table: a header row and rows of cells, every cell plain text
+/// ([`escape`]d), since cells carry what records, ledgers and labels hold.
 pub fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) -> std::fmt::Result {
-    writeln!(out, "| {} |", head.join(" | "))?;
+    let line =
+        |cells: &mut dyn Iterator<Item = &str>| cells.map(escape).collect::<Vec<_>>().join(" | ");
+    writeln!(out, "| {} |", line(&mut head.iter().copied()))?;
     writeln!(out, "|{}", " --- |".repeat(head.len()))?;
     for row in rows {
-        writeln!(out, "| {} |", row.join(" | "))?;
+        writeln!(out, "| {} |", line(&mut row.iter().map(String::as_str)))?;
     }
     writeln!(out)
+}
+
+/// Untrusted text (a label's reason, an error an agent's output ran into, a
+/// name from a record) as inert Markdown on one line: line breaks and tabs
+/// become spaces; `\`, `|` and backticks are escaped, so a table keeps its
+/// cells and no code span opens; `<`, `>` and `&` become entities, so no HTML
+/// gets through; other control characters show as `\u{..}`.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' | '\t' => out.push(' '),
+            '\\' | '|' | '`' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// "3 ok, 1 timeout": the records per status, statuses with none left out.
@@ -346,7 +373,7 @@ fn failed(out: &mut String, a: &Analysis) -> std::fmt::Result {
                 r.condition.clone(),
                 r.rep.to_string(),
                 r.status.to_string(),
-                r.error.as_deref().unwrap_or("").replace('|', "\\|"),
+                r.error.clone().unwrap_or_default(),
             ]
         })
         .collect();
@@ -373,4 +400,20 @@ fn plot_links(out: &mut String, a: &Analysis) -> std::fmt::Result {
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untrusted_text_stays_one_inert_line() {
+        assert_eq!(
+            escape("a\r\nb\t| `x` <i>&</i> \\ \u{7}\u{9b}"),
+            "a  b \\| \\`x\\` &lt;i&gt;&amp;&lt;/i&gt; \\\\ \\u{7}\\u{9b}"
+        );
+        let mut out = String::new();
+        table(&mut out, &["a|b"], &[vec!["x\ny".into()]]).unwrap();
+        assert_eq!(out, "| a\\|b |\n| --- |\n| x y |\n\n");
+    }
 }

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::analysis::analyse;
 use super::html;
-use super::markdown::{status_summary, table};
+use super::markdown::{escape, status_summary, table};
 use super::plots::{GROWTH_STEM, GrowthCurve, growth_plot};
 use super::{
     Exporter, PLOTS_DIR, RUNS_FILE, emit, fmt_num, fmt_opt, fmt_p, load_batch, write_file,
@@ -444,7 +444,7 @@ fn write_across(
     b: &SequenceBatch,
     across: Option<&Result<AcrossReport, String>>,
 ) -> std::fmt::Result {
-    let names: Vec<String> = b.sequences.iter().map(|a| md_text(&a.sequence)).collect();
+    let names: Vec<String> = b.sequences.iter().map(|a| escape(&a.sequence)).collect();
     let batch = b.sequences.first().map_or("", |a| a.batch.as_str());
     writeln!(
         out,
@@ -455,18 +455,17 @@ fn write_across(
     let rows: Vec<Vec<String>> = b
         .sequences
         .iter()
-        .zip(&names)
-        .map(|(a, name)| match &a.decision {
+        .map(|a| match &a.decision {
             Ok(d) => vec![
-                name.clone(),
+                a.sequence.clone(),
                 format!("{} vs {}", d.condition, d.baseline),
                 if d.decision.all_below { "yes" } else { "no" }.to_string(),
                 format!("{} vs {}", d.n, d.n_baseline),
                 fmt_p(Some(d.decision.p_exact)),
             ],
             Err(why) => vec![
-                name.clone(),
-                md_text(why),
+                a.sequence.clone(),
+                why.clone(),
                 String::new(),
                 String::new(),
                 String::new(),
@@ -493,21 +492,16 @@ fn write_across(
              one-sided: {c} smaller).\n",
             r.sequences
                 .iter()
-                .map(|n| md_text(n))
+                .map(|n| escape(n))
                 .collect::<Vec<_>>()
                 .join(", "),
             fmt_p(Some(r.p_exact)),
             c = r.condition,
             b = r.baseline,
         ),
-        Some(Err(why)) => writeln!(out, "{}.\n", md_text(why)),
+        Some(Err(why)) => writeln!(out, "{}.\n", escape(why)),
         None => Ok(()),
     }
-}
-
-/// Text from records (a sequence's name, an error) inside a Markdown table.
-fn md_text(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
 }
 
 /// The growth plot's file stem: `growth` for a batch of one sequence, else
@@ -544,7 +538,7 @@ fn write_markdown(out: &mut String, a: &SequenceAnalysis, level: usize) -> std::
         out,
         "{title} Sequence report: batch {} ({})\n",
         a.batch,
-        md_text(&a.sequence)
+        escape(&a.sequence)
     )?;
     let total: usize = a.status_counts.values().sum();
     writeln!(
@@ -704,7 +698,7 @@ fn write_markdown(out: &mut String, a: &SequenceAnalysis, level: usize) -> std::
                     r.step.map(|s| s.to_string()).unwrap_or_default(),
                     r.task.clone(),
                     r.status.to_string(),
-                    r.error.as_deref().unwrap_or("").replace('|', "\\|"),
+                    r.error.clone().unwrap_or_default(),
                 ]
             })
             .collect();
