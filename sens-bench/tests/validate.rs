@@ -496,3 +496,56 @@ fn the_parallel_sequence_walk_finds_the_failures_of_the_serial_one_and_names_the
         "{parallel_out}"
     );
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn a_reference_patch_without_index_lines_validates_as_git_apply_reads_it() {
+    let scratch = Scratch::new();
+    let start = scratch.path().join("start");
+    copy_dir(&fixtures().join("sequences/tiny/start"), &start);
+    let task = scratch.path().join("tasks/valid");
+    copy_dir(&fixtures().join("tasks/valid"), &task);
+    let toml = std::fs::read_to_string(task.join("task.toml")).expect("task.toml");
+    let toml = toml.replace("../../sequences/tiny/start", start.to_str().expect("UTF-8"));
+    std::fs::write(task.join("task.toml"), toml).expect("write");
+    let patch = std::fs::read_to_string(task.join("reference.patch")).expect("patch");
+    let bare: String = patch
+        .lines()
+        .filter(|line| !line.starts_with("index "))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_ne!(bare, patch);
+    std::fs::write(task.join("reference.patch"), bare).expect("write");
+    let check = Command::new("git")
+        .args(["apply", "--check"])
+        .arg(task.join("reference.patch"))
+        .current_dir(&start)
+        .status()
+        .expect("git runs");
+    assert!(check.success(), "git apply accepts the patch");
+
+    let tasks = scratch.path().join("tasks");
+    let output = scratch.run(&["validate", "--tasks", tasks.to_str().expect("UTF-8")]);
+    let out = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    for check in [
+        "reference: patch applies",
+        "reference: fair under the engine",
+        "reference: tests pass",
+        "reference: hidden tests pass",
+    ] {
+        assert_eq!(result_of(&out, "valid", check), "ok", "{check}:\n{out}");
+    }
+}

@@ -104,6 +104,26 @@ fn shell_command<'a>(
     Ok(format!("{program} {quoted}"))
 }
 
+/// The git mode of a workspace file: a patch without `index` or mode lines
+/// (which `git apply` accepts) leaves the mode to the file on disk.
+fn workspace_mode(workspace: &Path, path: &str) -> anyhow::Result<FileMode> {
+    use std::os::unix::fs::PermissionsExt;
+    let full = workspace.join(path);
+    let meta = std::fs::symlink_metadata(&full).with_context(|| {
+        format!(
+            "the reference patch changes {path}, which cannot be read in {}",
+            workspace.display()
+        )
+    })?;
+    Ok(if meta.file_type().is_symlink() {
+        FileMode::Link
+    } else if meta.permissions().mode() & 0o111 != 0 {
+        FileMode::BlobExecutable
+    } else {
+        FileMode::Blob
+    })
+}
+
 fn delta_path(file: &DiffFile<'_>) -> anyhow::Result<String> {
     let path = file.path().context("a file in the patch has no path")?;
     path.to_str()
@@ -125,6 +145,13 @@ fn apply_patch(workspace: &Path, patch: &str) -> anyhow::Result<(Vec<PostImage>,
     let mut kept: Vec<(String, bool, bool)> = Vec::new();
     for delta in diff.deltas() {
         let (old, new) = (delta.old_file(), delta.new_file());
+        // The mode a patch states, else the workspace file's.
+        let old_mode = match old.mode() {
+            FileMode::Unreadable if delta.status() != Delta::Added => {
+                workspace_mode(workspace, &delta_path(&old)?)?
+            }
+            mode => mode,
+        };
         match delta.status() {
             Delta::Added => {
                 let path = delta_path(&new)?;
@@ -142,7 +169,7 @@ fn apply_patch(workspace: &Path, patch: &str) -> anyhow::Result<(Vec<PostImage>,
                         workspace.display()
                     )
                 })?;
-                pre.upsert(path.as_str(), repo.blob(&bytes)?, old.mode());
+                pre.upsert(path.as_str(), repo.blob(&bytes)?, old_mode);
             }
             other => anyhow::bail!("the reference patch has an unsupported change ({other:?})"),
         }
@@ -151,9 +178,13 @@ fn apply_patch(workspace: &Path, patch: &str) -> anyhow::Result<(Vec<PostImage>,
         }
         if delta.status() != Delta::Deleted {
             let path = delta_path(&new)?;
-            let executable = |file: &DiffFile<'_>| file.mode() == FileMode::BlobExecutable;
-            let was = delta.status() != Delta::Added && executable(&old);
-            kept.push((path, executable(&new), was));
+            let was = delta.status() != Delta::Added && old_mode == FileMode::BlobExecutable;
+            // Without mode lines `git apply` keeps the mode the file had.
+            let executable = match new.mode() {
+                FileMode::Unreadable => was,
+                mode => mode == FileMode::BlobExecutable,
+            };
+            kept.push((path, executable, was));
         }
     }
     let pre_tree = repo.find_tree(pre.create_updated(&repo, &repo.find_tree(empty)?)?)?;
@@ -285,6 +316,36 @@ index 0000000..e69de29
             panic!("not a tool");
         };
         assert_eq!(input["command"], "make test");
+    }
+
+    #[test]
+    fn a_change_without_mode_lines_keeps_the_modes_of_the_workspace() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = workspace();
+        let script = dir.path().join("run.sh");
+        std::fs::write(&script, "echo 1\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // What `git apply` accepts: no `index` lines, so no modes.
+        let patch = "diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -1 +1 @@\n\
+                     -echo 1\n+echo 2\ndiff --git a/keep.txt b/keep.txt\n--- a/keep.txt\n\
+                     +++ b/keep.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n";
+        let (images, removed) = apply_patch(dir.path(), patch).unwrap();
+        let mut modes: Vec<(&str, &str, bool, bool)> = images
+            .iter()
+            .map(|i| {
+                let path = i.path.as_str();
+                (path, i.content.as_str(), i.executable, i.was_executable)
+            })
+            .collect();
+        modes.sort();
+        assert_eq!(
+            modes,
+            [
+                ("keep.txt", "one\nTWO\n", false, false),
+                ("run.sh", "echo 2\n", true, true)
+            ]
+        );
+        assert!(removed.is_empty());
     }
 
     #[test]
