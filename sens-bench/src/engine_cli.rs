@@ -89,14 +89,15 @@ pub enum EngineCommand {
         verdict_runs: usize,
     },
     /// Register Sens's hooks in DIR/.claude/settings.json, merged with the
-    /// person's own (a backup is kept under DIR/.sens/).
+    /// person's own (a backup is kept under DIR/.sens/). DIR must be the top
+    /// folder of a git repository.
     Install {
         dir: PathBuf,
         #[command(flatten)]
         resident: ResidentArgs,
     },
-    /// Remove exactly what `install` added (the file restored byte for byte when
-    /// nothing else changed).
+    /// Remove every hook and server of Sens's, edited or not (a file restored
+    /// byte for byte when its backup proves to be the original).
     Uninstall { dir: PathBuf },
     /// The hook command: the hook input on stdin, the resident engine's answer
     /// on stdout (exit 2, blocking, when the engine cannot answer in time).

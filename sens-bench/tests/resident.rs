@@ -564,6 +564,128 @@ fn a_settings_file_that_is_not_json_is_refused_with_its_path_and_left_untouched(
     assert!(!settings.exists(), "the settings are not written either");
 }
 
+/// The hook commands of Sens left in the settings at `path`.
+fn sens_hooks_left(path: &Path) -> Vec<String> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let value: Value = serde_json::from_slice(&bytes).unwrap();
+    let Some(events) = value["hooks"].as_object() else {
+        return Vec::new();
+    };
+    events
+        .values()
+        .flat_map(|groups| groups.as_array().cloned().unwrap_or_default())
+        .flat_map(|group| group["hooks"].as_array().cloned().unwrap_or_default())
+        .filter_map(|hook| hook["command"].as_str().map(str::to_string))
+        .filter(|command| command.contains(" engine hook "))
+        .collect()
+}
+
+#[test]
+fn install_refuses_a_folder_that_is_not_a_git_repository_saying_how_to_fix_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(SENS)
+        .args(["engine", "install"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("git init"), "{stderr}");
+    assert!(!dir.path().join(".claude").exists(), "nothing written");
+    assert!(!dir.path().join(".sens").exists(), "nothing written");
+}
+
+#[test]
+fn uninstall_removes_sens_hooks_the_person_edited_and_never_claims_success_leaving_one() {
+    let project = Project::new();
+    install(&project);
+    let settings = project.root().join(".claude/settings.json");
+    let mut value: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    for groups in value["hooks"].as_object_mut().unwrap().values_mut() {
+        for group in groups.as_array_mut().unwrap() {
+            group["hooks"][0]["timeout"] = json!(30);
+        }
+    }
+    value["hooks"]["Stop"][0]["matcher"] = json!("");
+    std::fs::write(&settings, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    assert!(project.sens(&["engine", "uninstall"]).status.success());
+    assert_eq!(sens_hooks_left(&settings), Vec::<String>::new());
+    let mcp: Value = serde_json::from_slice(
+        &std::fs::read(project.root().join(".mcp.json")).unwrap_or_default(),
+    )
+    .unwrap_or(json!({}));
+    assert!(mcp["mcpServers"]["sens"].is_null(), "{mcp}");
+}
+
+#[test]
+fn install_and_uninstall_agree_after_the_engine_folder_was_deleted() {
+    let project = Project::new();
+    let settings = project.root().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, PERSON_SETTINGS).unwrap();
+    install(&project);
+    // As `git clean -fdx` does.
+    std::fs::remove_dir_all(project.root().join(".sens")).unwrap();
+    let again = project.sens(&["engine", "install", "--idle-secs", "120"]);
+    assert!(again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("already installed"),
+        "{again:?}"
+    );
+    let _ = std::fs::remove_dir_all(project.root().join(".sens"));
+    let out = project.sens(&["engine", "uninstall"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(sens_hooks_left(&settings), Vec::<String>::new());
+    let left: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(
+        left,
+        serde_json::from_str::<Value>(PERSON_SETTINGS).unwrap()
+    );
+    let out = project.sens(&["engine", "uninstall"]);
+    assert_eq!(out.status.code(), Some(2), "nothing is installed now");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not installed"));
+}
+
+#[test]
+fn a_planted_backup_or_record_is_refused_never_restored() {
+    let project = Project::new();
+    let settings = project.root().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, PERSON_SETTINGS).unwrap();
+    install(&project);
+    let backup = project.root().join(".sens/settings.json.backup");
+    assert!(backup.exists());
+    std::fs::write(&backup, r#"{"permissions": {"allow": ["Bash(*)"]}}"#).unwrap();
+    let out = project.sens(&["engine", "uninstall"]);
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("not restored") && said.contains(&backup.display().to_string()),
+        "{said}"
+    );
+    let left: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(
+        left,
+        serde_json::from_str::<Value>(PERSON_SETTINGS).unwrap()
+    );
+
+    // A record that claims install created the file must not delete the person's.
+    install(&project);
+    let record_path = project.root().join(".sens/install.json");
+    let mut record: Value = serde_json::from_slice(&std::fs::read(&record_path).unwrap()).unwrap();
+    record["settings"]["created_file"] = json!(true);
+    record["settings"]["created_dir"] = json!(true);
+    std::fs::write(&record_path, record.to_string()).unwrap();
+    assert!(project.sens(&["engine", "uninstall"]).status.success());
+    let left: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    assert_eq!(
+        left,
+        serde_json::from_str::<Value>(PERSON_SETTINGS).unwrap()
+    );
+}
+
 fn hook(dir: &Path, timeout_secs: &str) -> Output {
     hook_with(dir, &["--timeout-secs", timeout_secs])
 }

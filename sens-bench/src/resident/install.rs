@@ -8,9 +8,16 @@
 //! written: their text is kept verbatim, and keys keep their order; the same for
 //! the rule in `permissions.allow` and the server in `mcpServers`. What it did is
 //! recorded in `.sens/install.json` with a backup of each file as it was.
-//! Uninstall restores a backup byte for byte when the file is still exactly
-//! what install wrote; when the person changed it since, it removes only what
-//! install added.
+//!
+//! Uninstall trusts nothing under `.sens/` (the agent can write there through a
+//! script): it restores a backup byte for byte only when install's change of
+//! that backup gives the file exactly as it stands (the settings file is
+//! protected, so the backup then holds nothing the file does not), and deletes a
+//! file the record says install created only when install's change of an empty
+//! file gives it. Anything else is refused with a message, and Sens's own
+//! entries are removed by what they run (`engine hook`, `engine mcp`), edited or
+//! not, record or no record; uninstall fails rather than report success with one
+//! left.
 
 use std::path::{Path, PathBuf};
 
@@ -18,12 +25,12 @@ use anyhow::{Context, bail};
 use indexmap::IndexMap;
 use sens_engine::mcp;
 use sens_engine::session::Session;
+use sens_engine::session::checkpoint::Checkpoints;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
-use super::Project;
+use super::{Project, shell_quoted};
 
 /// The command hook line `install` registers.
 #[derive(Debug, Clone)]
@@ -78,13 +85,11 @@ impl HookCommand {
 }
 
 /// What install did to one file, so that uninstall can undo exactly that.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct FileRecord {
     /// There was no such file (nor, when `created_dir`, its folder).
     created_file: bool,
     created_dir: bool,
-    /// SHA-256 of the file install wrote.
-    written_sha256: String,
 }
 
 /// What install did, so that uninstall can undo exactly that.
@@ -146,25 +151,15 @@ impl Planned {
     /// Writes the backup (the first time only: a later install keeps the file
     /// as it was before the first) and returns the record of the change.
     fn record(&self, previous: Option<FileRecord>) -> anyhow::Result<Option<FileRecord>> {
-        let Some(merged) = &self.merged else {
+        if self.merged.is_none() || previous.is_some() {
             return Ok(previous);
-        };
-        let record = match previous {
-            Some(record) => record,
-            None => {
-                if let Some(original) = &self.original {
-                    write(&self.backup, original)?;
-                }
-                FileRecord {
-                    created_file: self.original.is_none(),
-                    created_dir: !self.folder()?.exists(),
-                    written_sha256: String::new(),
-                }
-            }
-        };
+        }
+        if let Some(original) = &self.original {
+            write(&self.backup, original)?;
+        }
         Ok(Some(FileRecord {
-            written_sha256: sha256(merged.as_bytes()),
-            ..record
+            created_file: self.original.is_none(),
+            created_dir: !self.folder()?.exists(),
         }))
     }
 
@@ -192,13 +187,12 @@ fn backup_path(project: &Project, path: &Path) -> PathBuf {
     project.engine_dir().join(format!("{name}.backup"))
 }
 
-fn sha256(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
-
 /// Registers Sens's hooks and the tools' permission in DIR/.claude/settings.json
 /// and the tools' server in DIR/.mcp.json; returns what it did.
 pub fn install(project: &Project, command: &HookCommand) -> anyhow::Result<String> {
+    // The engine keeps its checkpoints in the project's repository: without
+    // one every hook would fail, and so block every tool.
+    Checkpoints::open(&project.root)?;
     let group = command.group()?;
     let server = command.server();
     let record_file = record_path(project);
@@ -215,6 +209,14 @@ pub fn install(project: &Project, command: &HookCommand) -> anyhow::Result<Strin
     }
     let mut added_permission = false;
     let settings = Planned::new(project.settings(), project, |text, path| {
+        if let Some(field) = other_sens_hook(text, path, &group)? {
+            bail!(
+                "{} already holds a hook of Sens other than this install's (field `{field}`, \
+                 edited or from another install); run `sens-bench engine uninstall {}` first",
+                path.display(),
+                shell_quoted(&project.root)
+            );
+        }
         let hooked = with_group(text, path, &group)?;
         let allowed = with_permission(hooked.as_deref().unwrap_or(text), path)?;
         added_permission = allowed.is_some();
@@ -254,77 +256,186 @@ pub fn install(project: &Project, command: &HookCommand) -> anyhow::Result<Strin
     ))
 }
 
-/// Removes exactly what [`install`] added; returns what it did.
+/// Removes what [`install`] added, restoring a file from its backup only when
+/// the backup is verified (see the module documentation); returns what it did.
+/// Fails when nothing of Sens's was installed, or one of its hooks is left.
 pub fn uninstall(project: &Project) -> anyhow::Result<String> {
     let record_file = record_path(project);
-    let record = read_record(&record_file)?.with_context(|| {
-        format!(
-            "Sens is not installed in {}: {} is missing",
-            project.root.display(),
-            record_file.display()
-        )
-    })?;
     let mut done = Vec::new();
-    if let Some(file) = &record.settings {
-        done.push(undo(project, &project.settings(), file, |text, path| {
-            let unhooked = without_group(text, path, &record.group)?;
-            let unallowed = if record.added_permission {
+    let record = read_record(&record_file).unwrap_or_else(|err| {
+        done.push(format!("{err:#}: ignored"));
+        None
+    });
+    let settings = Undo::new(
+        project,
+        project.settings(),
+        record.as_ref().and_then(|r| r.settings),
+    );
+    let settings_found = settings.run(
+        &mut done,
+        |text, path| match &record {
+            Some(record) => {
+                let hooked = with_group(text, path, &record.group)?;
+                Ok(with_permission(hooked.as_deref().unwrap_or(text), path)?.or(hooked))
+            }
+            None => Ok(None),
+        },
+        |text, path| {
+            let unhooked = without_sens_hooks(text, path)?;
+            // Without a record nothing says the person had the rule before.
+            let unallowed = if record.as_ref().is_none_or(|r| r.added_permission) {
                 without_permission(unhooked.as_deref().unwrap_or(text), path)?
             } else {
                 None
             };
             Ok(unallowed.or(unhooked))
-        })?);
+        },
+    )?;
+    let mcp = Undo::new(
+        project,
+        project.mcp_config(),
+        record.as_ref().and_then(|r| r.mcp),
+    );
+    let mcp_found = mcp.run(
+        &mut done,
+        |text, path| match &record {
+            Some(record) => with_server(text, path, &record.server),
+            None => Ok(None),
+        },
+        without_sens_server,
+    )?;
+    if record.is_none() && !settings_found && !mcp_found {
+        bail!(
+            "Sens is not installed in {}: no hook or server of Sens in {} or {}, and no install \
+             record",
+            project.root.display(),
+            settings.path.display(),
+            mcp.path.display()
+        );
     }
-    if let Some(file) = &record.mcp {
-        done.push(undo(project, &project.mcp_config(), file, |text, path| {
-            without_server(text, path, &record.server)
-        })?);
+    if let Some(text) = read_optional(&settings.path)?
+        && let Some(left) =
+            sens_hook_fields(settings_text(&settings.path, Some(&text))?, &settings.path)?.first()
+    {
+        bail!(
+            "a hook of Sens is still in {} (field `{left}`): remove it by hand",
+            settings.path.display()
+        );
     }
-    remove(&record_file)?;
+    remove_if_present(&record_file)?;
     Ok(done.join("\n"))
 }
 
-/// Undoes install's change of `path`: the backup written back byte for byte
-/// when the file is exactly what install wrote (or the file, and a folder
-/// install made, removed when install created it); else only `remove`'s edit.
-fn undo(
-    project: &Project,
-    path: &Path,
-    record: &FileRecord,
-    remove_added: impl FnOnce(&str, &Path) -> anyhow::Result<Option<String>>,
-) -> anyhow::Result<String> {
-    let current = read_optional(path)?;
-    let unchanged = current.as_deref().map(sha256) == Some(record.written_sha256.clone());
-    let backup = backup_path(project, path);
-    let done = if unchanged && record.created_file {
-        remove(path)?;
-        if record.created_dir {
-            // Only if empty: anything else in it is the person's.
-            let _ = path.parent().map(std::fs::remove_dir);
+/// Undoing install's change of one file.
+struct Undo {
+    path: PathBuf,
+    backup: PathBuf,
+    record: Option<FileRecord>,
+}
+
+impl Undo {
+    fn new(project: &Project, path: PathBuf, record: Option<FileRecord>) -> Undo {
+        Undo {
+            backup: backup_path(project, &path),
+            path,
+            record,
         }
-        format!("removed {}, which install had created", path.display())
-    } else if unchanged {
-        let original = std::fs::read(&backup)
-            .with_context(|| format!("cannot read the backup {}", backup.display()))?;
-        write(path, &original)?;
-        format!("restored {} from {}", path.display(), backup.display())
-    } else if let Some(current) = current {
-        let text = settings_text(path, Some(&current))?;
-        if let Some(edited) = remove_added(text, path)? {
-            write(path, edited.as_bytes())?;
-        }
-        format!(
-            "{} changed since install: removed only what Sens added to it",
-            path.display()
-        )
-    } else {
-        format!("{} is gone already", path.display())
-    };
-    if backup.exists() {
-        remove(&backup)?;
     }
-    Ok(done)
+
+    /// Restores the file as it was before install (its backup, or no file)
+    /// when `reinstall`, install's change, makes exactly the file as it stands
+    /// of that original; then `remove_ours` takes out whatever of Sens's is
+    /// left. Returns whether anything of Sens's was there; says what it did in
+    /// `done`.
+    fn run(
+        &self,
+        done: &mut Vec<String>,
+        reinstall: impl Fn(&str, &Path) -> anyhow::Result<Option<String>>,
+        remove_ours: impl Fn(&str, &Path) -> anyhow::Result<Option<String>>,
+    ) -> anyhow::Result<bool> {
+        let path = &self.path;
+        let backup = read_optional(&self.backup)?;
+        let mut found = match (self.record, read_optional(path)?) {
+            (Some(record), Some(current)) => {
+                let original = if record.created_file {
+                    None
+                } else {
+                    backup.as_deref()
+                };
+                let verified = (record.created_file || original.is_some())
+                    && reinstall(settings_text(path, original)?, path)?
+                        .is_some_and(|made| made.as_bytes() == current);
+                if verified {
+                    self.restore(record, original, done)?;
+                } else if backup.is_some() || record.created_file {
+                    done.push(format!(
+                        "{} is not what install made of its original (it changed since, or {} \
+                         is not that original): the original was not restored",
+                        path.display(),
+                        self.backup.display()
+                    ));
+                }
+                verified
+            }
+            (Some(_), None) => {
+                done.push(format!("{} is gone already", path.display()));
+                false
+            }
+            (None, _) => false,
+        };
+        if let Some(current) = read_optional(path)?
+            && let Some(edited) = remove_ours(settings_text(path, Some(&current))?, path)?
+        {
+            write(path, edited.as_bytes())?;
+            done.push(format!(
+                "removed Sens's own entries from {}",
+                path.display()
+            ));
+            found = true;
+        }
+        remove_if_present(&self.backup)?;
+        Ok(found)
+    }
+
+    fn restore(
+        &self,
+        record: FileRecord,
+        original: Option<&[u8]>,
+        done: &mut Vec<String>,
+    ) -> anyhow::Result<()> {
+        let path = &self.path;
+        match original {
+            Some(original) => {
+                write(path, original)?;
+                done.push(format!(
+                    "restored {} from {}",
+                    path.display(),
+                    self.backup.display()
+                ));
+            }
+            None => {
+                remove(path)?;
+                if record.created_dir {
+                    // Only if empty: anything else in it is the person's.
+                    let _ = path.parent().map(std::fs::remove_dir);
+                }
+                done.push(format!(
+                    "removed {}, which install had created",
+                    path.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn remove_if_present(path: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(err).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn read_optional(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
@@ -472,12 +583,110 @@ fn with_group(text: &str, path: &Path, group: &Value) -> anyhow::Result<Option<S
     })
 }
 
-/// The settings without any `group` in any event; events and `hooks` left
-/// empty by that are removed. `None` when no event held it.
-fn without_group(text: &str, path: &Path, group: &Value) -> anyhow::Result<Option<String>> {
+/// Whether `args` (a command's words after the binary) run the engine's
+/// `subcommand`: `engine [--rules R] SUBCOMMAND ...`, what install writes.
+fn runs_engine(args: &[String], subcommand: &str) -> bool {
+    let [engine, rest @ ..] = args else {
+        return false;
+    };
+    let rest = match rest {
+        [flag, _, rest @ ..] if flag == "--rules" => rest,
+        rest => rest,
+    };
+    engine == "engine" && rest.first().is_some_and(|word| word == subcommand)
+}
+
+/// Whether a hook entry runs Sens's hook, whatever else in it was edited.
+fn is_sens_hook(hook: &Value) -> bool {
+    hook["command"]
+        .as_str()
+        .and_then(shlex::split)
+        .is_some_and(|words| words.len() > 1 && runs_engine(&words[1..], "hook"))
+}
+
+fn holds_sens_hook(group: &Value) -> bool {
+    group["hooks"]
+        .as_array()
+        .is_some_and(|hooks| hooks.iter().any(is_sens_hook))
+}
+
+/// The `hooks.EVENT` fields of the settings and their groups that hold a hook
+/// of Sens's.
+fn sens_groups(settings: &Value) -> Vec<(String, &Value)> {
+    let Some(events) = settings["hooks"].as_object() else {
+        return Vec::new();
+    };
+    events
+        .iter()
+        .flat_map(|(event, groups)| {
+            groups
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|group| holds_sens_hook(group))
+                .map(move |group| (format!("hooks.{event}"), group))
+        })
+        .collect()
+}
+
+/// The fields of the settings text that hold a hook of Sens's.
+fn sens_hook_fields(text: &str, path: &Path) -> anyhow::Result<Vec<String>> {
+    let settings: Value = parse(text, path, "(the whole file)")?;
+    Ok(sens_groups(&settings)
+        .into_iter()
+        .map(|(field, _)| field)
+        .collect())
+}
+
+/// The field of a group of Sens's that is not exactly `group` (edited, or
+/// written by another install), if any.
+fn other_sens_hook(text: &str, path: &Path, group: &Value) -> anyhow::Result<Option<String>> {
+    let settings: Value = parse(text, path, "(the whole file)")?;
+    Ok(sens_groups(&settings)
+        .into_iter()
+        .find(|(_, found)| *found != group)
+        .map(|(field, _)| field))
+}
+
+/// The settings without any hook of Sens's, edited or not: a group left
+/// without hooks is removed, and events and `hooks` left empty by that. Other
+/// groups keep their text. `None` when there was none.
+fn without_sens_hooks(text: &str, path: &Path) -> anyhow::Result<Option<String>> {
     edit_object(text, path, "hooks", |hooks| {
-        Ok(without_entry(hooks, |_| true, group))
+        let mut changed = false;
+        let mut out = Members::new();
+        for (event, raw) in hooks {
+            let groups = serde_json::from_str::<Vec<Box<RawValue>>>(raw.get()).ok();
+            let Some(groups) =
+                groups.filter(|groups| groups.iter().any(|g| raw_holds_sens_hook(g)))
+            else {
+                out.insert(event, Node::Raw(raw));
+                continue;
+            };
+            changed = true;
+            let kept: Vec<Node> = groups.into_iter().filter_map(without_sens_hook).collect();
+            if !kept.is_empty() {
+                out.insert(event, Node::List(kept));
+            }
+        }
+        Ok(changed.then_some(out))
     })
+}
+
+fn raw_holds_sens_hook(group: &RawValue) -> bool {
+    serde_json::from_str::<Value>(group.get()).is_ok_and(|group| holds_sens_hook(&group))
+}
+
+/// The group without its hooks of Sens's (`None`: none left), kept verbatim
+/// when it held none.
+fn without_sens_hook(group: Box<RawValue>) -> Option<Node> {
+    let mut value: Value = match serde_json::from_str(group.get()) {
+        Ok(value) if holds_sens_hook(&value) => value,
+        _ => return Some(Node::Raw(group)),
+    };
+    let hooks = value["hooks"].as_array_mut()?;
+    hooks.retain(|hook| !is_sens_hook(hook));
+    (!hooks.is_empty()).then_some(Node::Value(value))
 }
 
 /// The settings with the tools' rule in `permissions.allow` (the CLI asks, and
@@ -522,11 +731,18 @@ fn with_server(text: &str, path: &Path, server: &Value) -> anyhow::Result<Option
     })
 }
 
-fn without_server(text: &str, path: &Path, server: &Value) -> anyhow::Result<Option<String>> {
+/// `.mcp.json` without the server named `sens` when it runs `engine mcp`
+/// (edited or not); `None` when there is none.
+fn without_sens_server(text: &str, path: &Path) -> anyhow::Result<Option<String>> {
     edit_object(text, path, "mcpServers", |servers| {
-        let ours = servers
-            .get(mcp::SERVER_NAME)
-            .is_some_and(|existing| is_entry(existing, server));
+        let ours = servers.get(mcp::SERVER_NAME).is_some_and(|existing| {
+            serde_json::from_str::<Value>(existing.get())
+                .ok()
+                .and_then(|server| {
+                    serde_json::from_value::<Vec<String>>(server["args"].clone()).ok()
+                })
+                .is_some_and(|args| runs_engine(&args, "mcp"))
+        });
         Ok(ours.then(|| {
             let mut kept = into_nodes(servers);
             kept.shift_remove(mcp::SERVER_NAME);
@@ -554,7 +770,7 @@ mod tests {
 "#;
 
     fn group() -> Value {
-        json!({"hooks": [{"type": "command", "command": "sens hook", "timeout": 60}]})
+        json!({"hooks": [{"type": "command", "command": "sens engine hook /p", "timeout": 60}]})
     }
 
     #[test]
@@ -585,8 +801,7 @@ mod tests {
         let path = Path::new("s.json");
         let merged = with_group(PERSON, path, &group()).unwrap().unwrap();
         let removed: Value =
-            serde_json::from_str(&without_group(&merged, path, &group()).unwrap().unwrap())
-                .unwrap();
+            serde_json::from_str(&without_sens_hooks(&merged, path).unwrap().unwrap()).unwrap();
         assert_eq!(removed, serde_json::from_str::<Value>(PERSON).unwrap());
     }
 
@@ -620,7 +835,7 @@ mod tests {
     #[test]
     fn the_server_joins_the_persons_servers_and_another_named_sens_is_refused() {
         let path = Path::new("/p/.mcp.json");
-        let server = json!({"type": "stdio", "command": "sens", "args": ["engine", "mcp"]});
+        let server = json!({"type": "stdio", "command": "sens", "args": ["engine", "mcp", "/p"]});
         let theirs = r#"{"mcpServers": {"mine": {"command": "m"}}}"#;
         let added = with_server(theirs, path, &server).unwrap().unwrap();
         let value: Value = serde_json::from_str(&added).unwrap();
@@ -628,7 +843,7 @@ mod tests {
         assert_eq!(value["mcpServers"]["sens"], server);
         assert_eq!(with_server(&added, path, &server).unwrap(), None);
         let removed: Value =
-            serde_json::from_str(&without_server(&added, path, &server).unwrap().unwrap()).unwrap();
+            serde_json::from_str(&without_sens_server(&added, path).unwrap().unwrap()).unwrap();
         assert_eq!(removed, serde_json::from_str::<Value>(theirs).unwrap());
         let other = r#"{"mcpServers": {"sens": {"command": "theirs"}}}"#;
         let err = format!("{:#}", with_server(other, path, &server).unwrap_err());
@@ -636,10 +851,6 @@ mod tests {
             err.contains("/p/.mcp.json") && err.contains("mcpServers.sens"),
             "{err}"
         );
-        assert_eq!(
-            without_server(other, path, &server).unwrap(),
-            None,
-            "not ours"
-        );
+        assert_eq!(without_sens_server(other, path).unwrap(), None, "not ours");
     }
 }
