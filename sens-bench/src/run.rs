@@ -62,7 +62,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let batch = BatchFolder::open(&args.batch, units, inputs)?;
     let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
-    let planned = batch.plan(&ids, |_| 1);
+    let planned = batch.plan(&ids, |_| 1)?;
     let total = planned.len();
     let todo: Vec<PlannedRun> = planned
         .into_iter()
@@ -88,7 +88,8 @@ fn dry_run(args: &RunArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
         .map(|(name, _)| name)
         .collect();
     let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
-    let planned = shard_part(batch, &ids, plan(&ids, &conditions, batch.reps, batch.seed))?;
+    let planned = plan(&ids, &conditions, batch.reps, batch.seed)?;
+    let part = shard_part(batch, &ids, planned.clone())?;
     let runs = batch.out.join("runs.jsonl");
     let recorded: HashMap<RunKey, RunStatus> = if runs.is_file() {
         read_records(&runs)?
@@ -98,10 +99,10 @@ fn dry_run(args: &RunArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
     } else {
         HashMap::new()
     };
-    let todo: Vec<PlannedRun> = planned
-        .into_iter()
-        .filter(|run| needs_run(recorded.get(&task_key(run)).copied(), &batch.retry))
-        .collect();
+    let todo = planned.filter(|run| {
+        part.as_ref().is_none_or(|blocks| blocks.contains(run))
+            && needs_run(recorded.get(&task_key(run)).copied(), &batch.retry)
+    });
     let model = batch.model.as_deref().unwrap_or("default");
     let cost = args.tokens_per_run.map(|tokens| (model, tokens));
     let shard = batch
@@ -109,7 +110,7 @@ fn dry_run(args: &RunArgs, tasks: &[Task]) -> anyhow::Result<ExitCode> {
         .map(|s| format!("shard {}/{}", s.index, s.count));
     println!(
         "{}",
-        dry_run::describe(ids.len(), &conditions, batch.reps, shard, &todo, cost)
+        dry_run::describe(ids.len(), &conditions, batch.reps, shard, todo, cost)
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -72,7 +72,7 @@ pub fn run(args: &SequenceRunArgs) -> anyhow::Result<ExitCode> {
     // A sequence weighs its number of steps when shards are balanced.
     let planned = batch.plan(&names, |name| {
         by_name.get(name).map_or(1, |s| s.steps.len() as u64)
-    });
+    })?;
     let mut total = 0u64;
     let mut done = 0u64;
     let mut todo = Vec::new();

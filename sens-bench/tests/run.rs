@@ -1465,6 +1465,76 @@ fn a_sequence_goes_on_after_a_budget_step_and_stops_between_steps_at_the_batch_l
     assert_eq!(statuses(&out), vec![RunStatus::Ok; 3]);
 }
 
+/// Runs `args` with standard output to a file; the output, the exit code and
+/// the child's peak resident memory in KiB.
+// `wait4` reaps the child: `Child::wait` cannot give its peak memory.
+#[allow(clippy::zombie_processes)]
+fn run_measured(args: &[&str], dir: &Path) -> (String, String, Option<i32>, i64) {
+    let (out, err) = (dir.join("stdout"), dir.join("stderr"));
+    let child = command(args)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("sens-bench starts");
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child only, filling the two locals.
+    let waited = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(waited, child.id() as i32);
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let read = |path: &Path| std::fs::read_to_string(path).unwrap();
+    (read(&out), read(&err), code, usage.ru_maxrss)
+}
+
+#[test]
+fn a_plan_too_large_is_refused_and_an_allowed_one_is_planned_in_little_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    for dry in [true, false] {
+        let mut args = task_args(path_str(&out), "tiny-mul", "C0,C2", "4294967295");
+        if dry {
+            args.push("--dry-run");
+        }
+        let (_, err, code, _) = run_measured(&args, dir.path());
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("8589934590 runs") && err.contains("more than 1000000"),
+            "{err}"
+        );
+        assert!(!out.exists(), "a refused plan creates nothing");
+    }
+
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0", "1000000");
+    args.push("--dry-run");
+    let (stdout, err, code, peak_kib) = run_measured(&args, dir.path());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        stdout.contains("= 1000000 runs") && stdout.contains("C0: 1000000"),
+        "{stdout}"
+    );
+    assert!(peak_kib < 64 * 1024, "a dry run took {peak_kib} KiB");
+    eprintln!("a dry run of a million runs peaked at {peak_kib} KiB");
+
+    let weights = dir.path().join("weights.toml");
+    std::fs::write(&weights, format!("tiny-mul = {}\n", i64::MAX)).unwrap();
+    // Three blocks of two runs on two shards: the third lands on a full shard.
+    let mut args = task_args(path_str(&out), "tiny-mul", "C0,C2", "3");
+    args.extend([
+        "--shard",
+        "1/2",
+        "--weights",
+        path_str(&weights),
+        "--dry-run",
+    ]);
+    let (_, err, code, _) = run_measured(&args, dir.path());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--weights") && err.contains("weights.toml") && err.contains("overflow"),
+        "{err}"
+    );
+}
+
 /// The agent's code runs at grading (a `conftest.py` the tests import) and
 /// tries every way out it would have as the grader's user; its link in place of
 /// the hidden folder tries to make the hidden copy write onto the host.

@@ -7,6 +7,8 @@
 //! estimate is a range: every token at the model's input price (low) to every
 //! token at its output price (high).
 
+use std::collections::HashMap;
+
 use crate::agent::budget::price;
 use crate::batch::plan::PlannedRun;
 
@@ -17,32 +19,38 @@ pub fn estimate(runs: usize, tokens: u64, (input, output): (f64, f64)) -> (f64, 
 }
 
 /// The plan's summary: its size, the runs to do (not yet recorded) per
-/// condition, and the cost line when a token figure is given.
+/// condition, and the cost line when a token figure is given. `todo` is
+/// counted as it goes, never held.
 pub fn describe(
     units: usize,
     conditions: &[String],
     reps: u32,
     shard: Option<String>,
-    todo: &[PlannedRun],
+    todo: impl IntoIterator<Item = PlannedRun>,
     cost: Option<(&str, u64)>,
 ) -> String {
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for run in todo {
+        *counts.entry(run.condition).or_default() += 1;
+    }
+    let total: usize = counts.values().sum();
     let mut text = format!(
         "plan: {units} units x {} conditions x {reps} reps = {} runs",
         conditions.len(),
-        units * conditions.len() * reps as usize
+        units as u128 * conditions.len() as u128 * u128::from(reps)
     );
     if let Some(shard) = shard {
         text.push_str(&format!("; {shard}"));
     }
-    text.push_str(&format!("\nto run now: {}", todo.len()));
+    text.push_str(&format!("\nto run now: {total}"));
     for condition in conditions {
-        let count = todo.iter().filter(|r| &r.condition == condition).count();
+        let count = counts.get(condition).copied().unwrap_or(0);
         text.push_str(&format!("\n  {condition}: {count}"));
     }
     match cost {
         Some((model, tokens)) => match price(model) {
             Some(price) => {
-                let (low, high) = estimate(todo.len(), tokens, price);
+                let (low, high) = estimate(total, tokens, price);
                 text.push_str(&format!(
                     "\nestimated cost ({model}, {tokens} tokens per run): ${low:.2} to ${high:.2}"
                 ));
@@ -77,7 +85,7 @@ mod tests {
             })
             .collect();
         let conditions = ["C0".to_string(), "C2".to_string()];
-        let text = describe(1, &conditions, 2, None, &todo, Some(("sonnet", 1_000_000)));
+        let text = describe(1, &conditions, 2, None, todo, Some(("sonnet", 1_000_000)));
         assert!(
             text.contains("1 units x 2 conditions x 2 reps = 4 runs"),
             "{text}"

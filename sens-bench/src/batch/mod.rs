@@ -47,7 +47,7 @@ use crate::workspace::cache::Cache;
 use leftovers::Leftovers;
 use lock::BatchLock;
 use manifest::{Budgets, Inputs, Manifest, ShardPart, digest_value, file_input};
-use plan::{DEFAULT_SEED, PlannedRun, Shard};
+use plan::{DEFAULT_SEED, PlannedRun, Shard, ShardBlocks};
 use progress::Progress;
 use runlog::RunLog;
 use stage::{Started, Timings};
@@ -200,6 +200,7 @@ impl BatchFolder {
             bail!("--reps and --jobs must be at least 1");
         }
         let conditions = Conditions::load(&args.conditions)?.select(&args.condition)?;
+        plan::size(units.len(), conditions.len(), args.reps)?;
         let agent = match &args.agent {
             Some(agent) => agent.clone(),
             None if std::env::var_os("ANTHROPIC_API_KEY").is_some() => AgentKind::Claude,
@@ -344,23 +345,27 @@ impl BatchFolder {
 
     /// The runs of `units` this folder does: the whole plan, or its shard's part,
     /// where a unit weighs `default_weight` unless `--weights` says otherwise.
-    pub fn plan(&self, units: &[String], default_weight: impl Fn(&str) -> u64) -> Vec<PlannedRun> {
-        let runs = plan::plan(units, &self.condition_names(), self.reps, self.seed);
-        match &self.shard {
-            None => runs,
-            Some(part) => {
-                let shard = Shard {
-                    index: part.index,
-                    count: part.count,
-                };
-                plan::select_shard(runs, shard, |unit| {
-                    part.weights
-                        .get(unit)
-                        .copied()
-                        .unwrap_or_else(|| default_weight(unit))
-                })
-            }
-        }
+    pub fn plan(
+        &self,
+        units: &[String],
+        default_weight: impl Fn(&str) -> u64,
+    ) -> anyhow::Result<Vec<PlannedRun>> {
+        let conditions = self.condition_names();
+        let runs = plan::plan(units, &conditions, self.reps, self.seed)?;
+        let Some(part) = &self.shard else {
+            return Ok(runs.collect());
+        };
+        let shard = Shard {
+            index: part.index,
+            count: part.count,
+        };
+        let blocks = plan::select_shard(runs.clone(), shard, |unit| {
+            part.weights
+                .get(unit)
+                .copied()
+                .unwrap_or_else(|| default_weight(unit))
+        })?;
+        Ok(runs.filter(|run| blocks.contains(run)).collect())
     }
 
     pub(super) fn condition(&self, name: &str) -> anyhow::Result<&Condition> {
@@ -577,23 +582,26 @@ pub fn needs_run(status: Option<RunStatus>, retry: &[RunStatus]) -> bool {
     status.is_none_or(|status| retry.contains(&status))
 }
 
-/// The runs of `runs` a batch would do: its shard's part (weighted by `--weights`
-/// or 1 per unit) of the plan.
+/// The blocks of `runs` (a plan) a batch would do: its shard's part (weighted
+/// by `--weights` or 1 per unit), or none for the whole plan.
 pub fn shard_part(
     args: &BatchArgs,
     units: &[String],
-    runs: Vec<PlannedRun>,
-) -> anyhow::Result<Vec<PlannedRun>> {
+    runs: impl Iterator<Item = PlannedRun>,
+) -> anyhow::Result<Option<ShardBlocks>> {
     let Some(shard) = args.shard else {
-        return Ok(runs);
+        return Ok(None);
     };
     let weights = match &args.weights {
         Some(path) => plan::load_weights(path, units)?,
         None => BTreeMap::new(),
     };
-    Ok(plan::select_shard(runs, shard, |unit| {
-        weights.get(unit).copied().unwrap_or(1)
-    }))
+    let blocks = plan::select_shard(runs, shard, |unit| weights.get(unit).copied().unwrap_or(1));
+    let blocks = match &args.weights {
+        Some(path) => blocks.with_context(|| path.display().to_string())?,
+        None => blocks?,
+    };
+    Ok(Some(blocks))
 }
 
 /// The exit code of a batch that stopped at `--batch-max-cost-usd` with runs

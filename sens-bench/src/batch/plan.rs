@@ -12,8 +12,11 @@
 //! (ties to the lowest shard), so with equal weights the shards differ by at most
 //! one block. A block's work is its number of runs times its unit's weight: 1 for
 //! a task, the number of steps for a sequence, or what `--weights` gives.
+//!
+//! A plan holds at most [`MAX_RUNS`] runs and is computed lazily, one block at
+//! a time: a dry run counts it without holding it.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
@@ -37,22 +40,46 @@ pub struct PlannedRun {
     pub rep: u32,
 }
 
+/// The most runs a plan may hold: far more than a batch could run, few enough
+/// that a plan stays small in memory.
+pub const MAX_RUNS: u64 = 1_000_000;
+
+/// The number of runs of a plan; an error above [`MAX_RUNS`].
+pub fn size(units: usize, conditions: usize, reps: u32) -> anyhow::Result<u64> {
+    let runs = (units as u128)
+        .checked_mul(conditions as u128)
+        .and_then(|n| n.checked_mul(u128::from(reps)));
+    match runs.and_then(|n| u64::try_from(n).ok()) {
+        Some(runs) if runs <= MAX_RUNS => Ok(runs),
+        _ => bail!(
+            "the plan of {units} units x {conditions} conditions x {reps} reps = {} runs is \
+             more than {MAX_RUNS}: lower --reps, or select fewer units or conditions",
+            runs.map_or_else(|| "too many".to_string(), |n| n.to_string())
+        ),
+    }
+}
+
 /// Repetitions outermost (every task's rep 1 before any rep 2), then units in the
-/// order given, then the block's conditions in seeded random order.
-pub fn plan(units: &[String], conditions: &[String], reps: u32, seed: u64) -> Vec<PlannedRun> {
-    let mut runs = Vec::with_capacity(units.len() * conditions.len() * reps as usize);
-    for rep in 1..=reps {
-        for unit in units {
+/// order given, then the block's conditions in seeded random order; an error
+/// when the plan is larger than [`size`] allows.
+pub fn plan<'a>(
+    units: &'a [String],
+    conditions: &'a [String],
+    reps: u32,
+    seed: u64,
+) -> anyhow::Result<impl Iterator<Item = PlannedRun> + Clone + 'a> {
+    size(units.len(), conditions.len(), reps)?;
+    Ok((1..=reps).flat_map(move |rep| {
+        units.iter().flat_map(move |unit| {
             let mut block = conditions.to_vec();
             block.shuffle(&mut ChaCha8Rng::seed_from_u64(block_seed(seed, unit, rep)));
-            runs.extend(block.into_iter().map(|condition| PlannedRun {
+            block.into_iter().map(move |condition| PlannedRun {
                 unit: unit.clone(),
                 condition,
                 rep,
-            }));
-        }
-    }
-    runs
+            })
+        })
+    }))
 }
 
 /// Part `index` of `count` (1-based) of a batch split across machines.
@@ -82,32 +109,51 @@ impl fmt::Display for Shard {
     }
 }
 
-/// The runs of `runs` (a [`plan`]) that belong to `shard`, in plan order; see the
-/// module documentation. `weight` gives a unit's weight (at least 1).
+/// The (unit, rep) blocks of a plan that belong to one shard.
+#[derive(Debug, Clone, Default)]
+pub struct ShardBlocks(HashMap<String, HashSet<u32>>);
+
+impl ShardBlocks {
+    pub fn contains(&self, run: &PlannedRun) -> bool {
+        self.0
+            .get(&run.unit)
+            .is_some_and(|reps| reps.contains(&run.rep))
+    }
+}
+
+/// The blocks of `runs` (a [`plan`]) that belong to `shard`; see the module
+/// documentation. `weight` gives a unit's weight (at least 1); work that does
+/// not fit in 64 bits is an error naming `--weights`, which alone makes it so.
 pub fn select_shard(
-    runs: Vec<PlannedRun>,
+    runs: impl Iterator<Item = PlannedRun>,
     shard: Shard,
     weight: impl Fn(&str) -> u64,
-) -> Vec<PlannedRun> {
-    let mut blocks: BTreeMap<(&str, u32), u64> = BTreeMap::new();
-    for run in &runs {
-        *blocks.entry((run.unit.as_str(), run.rep)).or_default() += weight(&run.unit);
+) -> anyhow::Result<ShardBlocks> {
+    let overflow = || {
+        anyhow::anyhow!(
+            "the weights of --weights overflow: a block's weight times its runs, summed \
+             over a shard, must stay under 2^64; give smaller weights"
+        )
+    };
+    let mut blocks: BTreeMap<(String, u32), u64> = BTreeMap::new();
+    for run in runs {
+        let unit_weight = weight(&run.unit);
+        let work = blocks.entry((run.unit, run.rep)).or_default();
+        *work = work.checked_add(unit_weight).ok_or_else(overflow)?;
     }
-    let mut order: Vec<((&str, u32), u64)> = blocks.into_iter().collect();
+    let mut order: Vec<((String, u32), u64)> = blocks.into_iter().collect();
     // Stable: equal work keeps the (unit, rep) order.
     order.sort_by_key(|block| std::cmp::Reverse(block.1));
     let mut load = vec![0u64; shard.count as usize];
-    let mut mine = HashSet::new();
-    for (block, work) in order {
+    let mut mine = ShardBlocks::default();
+    for ((unit, rep), work) in order {
         let lightest = (0..load.len()).min_by_key(|&i| load[i]).unwrap_or(0);
-        load[lightest] += work;
+        load[lightest] = load[lightest].checked_add(work).ok_or_else(overflow)?;
         if lightest + 1 == shard.index as usize {
-            mine.insert((block.0.to_string(), block.1));
+            mine.0.entry(unit).or_default().insert(rep);
         }
     }
-    runs.into_iter()
-        .filter(|run| mine.contains(&(run.unit.clone(), run.rep)))
-        .collect()
+    Ok(mine)
 }
 
 /// `--weights FILE`: a TOML table of unit id -> weight (a whole number >= 1).
@@ -145,6 +191,50 @@ mod tests {
 
     fn strings(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn plan(units: &[String], conditions: &[String], reps: u32, seed: u64) -> Vec<PlannedRun> {
+        super::plan(units, conditions, reps, seed)
+            .unwrap()
+            .collect()
+    }
+
+    /// The runs of `runs` in `shard`, in plan order.
+    fn select_shard(
+        runs: Vec<PlannedRun>,
+        shard: Shard,
+        weight: impl Fn(&str) -> u64,
+    ) -> Vec<PlannedRun> {
+        let blocks = super::select_shard(runs.iter().cloned(), shard, weight).unwrap();
+        runs.into_iter()
+            .filter(|run| blocks.contains(run))
+            .collect()
+    }
+
+    #[test]
+    fn a_plan_over_the_limit_is_refused_before_anything_is_planned() {
+        let units = strings(&["a"]);
+        let conditions = strings(&["C0", "C2"]);
+        assert_eq!(size(1, 2, 500_000).unwrap(), MAX_RUNS);
+        let err = super::plan(&units, &conditions, u32::MAX, 1)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("= 8589934590 runs is more than 1000000"),
+            "{err}"
+        );
+        assert!(size(usize::MAX, usize::MAX, u32::MAX).is_err());
+    }
+
+    #[test]
+    fn weights_that_overflow_are_refused_naming_the_flag() {
+        let units = strings(&["a", "b"]);
+        let runs = plan(&units, &strings(&["C0", "C2"]), 1, 1);
+        let err = super::select_shard(runs.into_iter(), shard(1, 2), |_| u64::MAX / 2 + 1)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--weights overflow"), "{err}");
     }
 
     #[test]
