@@ -24,9 +24,11 @@ use crate::sandbox::View;
 use crate::sync::lock;
 use capped::Capture;
 use group::{exit_status_without_reaping, kill_group};
+use reach::{Reach, Watch};
 
 pub mod capped;
 pub mod group;
+pub mod reach;
 
 /// How long a command's output may stay open after the command and its
 /// process group have ended (only a process that left both can hold it).
@@ -106,6 +108,8 @@ pub struct Outcome {
     pub status: Status,
     pub duration: Duration,
     pub log: PathBuf,
+    /// What it did with the network, when it ran in a sandbox without one.
+    pub reach: Option<Reach>,
 }
 
 /// Process groups of commands still running, so Ctrl-C can end them.
@@ -193,6 +197,7 @@ pub fn run(cmd: &CommandLine<'_>) -> Result<Outcome> {
         status: Status::CouldNotStart(why),
         duration: started.elapsed(),
         log: cmd.log.to_path_buf(),
+        reach: None,
     };
     let mut command = match cmd.sandbox.map(|view| view.wrapper(cmd.dir)) {
         None => std::process::Command::new("bash"),
@@ -206,9 +211,18 @@ pub fn run(cmd: &CommandLine<'_>) -> Result<Outcome> {
     let stderr = writer
         .try_clone()
         .context("cannot share a command's output pipe")?;
+    let (watch, report) = match cmd.sandbox {
+        Some(view) if !view.network => {
+            let (watch, report) = Watch::start(&mut command, cmd.line)
+                .context("cannot make a pipe for a command's network report")?;
+            (Some(watch), Some(report))
+        }
+        _ => {
+            command.arg("-c").arg(cmd.line);
+            (None, None)
+        }
+    };
     command
-        .arg("-c")
-        .arg(cmd.line)
         .current_dir(cmd.dir)
         .envs(PINNED_ENV)
         .envs(cmd.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -217,9 +231,10 @@ pub fn run(cmd: &CommandLine<'_>) -> Result<Outcome> {
         .stderr(stderr)
         .process_group(0);
     let spawned = command.spawn();
-    // The pipe's write ends now live only in the child: its output ends when the
-    // last process holding them does.
+    // The pipes' write ends now live only in the child: its output ends when
+    // the last process holding them does.
     drop(command);
+    drop(report);
     let capture = Capture::start(output, log)
         .with_context(|| format!("cannot start logging into {}", cmd.log.display()))?;
     let mut child = match spawned {
@@ -245,11 +260,17 @@ pub fn run(cmd: &CommandLine<'_>) -> Result<Outcome> {
     if interrupted() {
         bail!("interrupted");
     }
+    // Every process of the sandbox has ended with it: the report is whole.
+    let reach = watch
+        .map(Watch::reach)
+        .transpose()
+        .context("cannot read a command's network report")?;
     let status = status.map_or(Status::TimedOut, status_of);
     Ok(Outcome {
         status,
         duration: started.elapsed(),
         log: cmd.log.to_path_buf(),
+        reach,
     })
 }
 
@@ -419,6 +440,41 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(work.join("mine")).unwrap(),
             "made\n"
+        );
+        assert_eq!(outcome.reach, Some(Reach::Contained));
+    }
+
+    #[test]
+    fn a_sandboxed_command_that_tries_to_reach_out_or_ends_its_wrapper_is_seen() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let view = View::for_commands(vec![dir.path().to_path_buf()], &path, false);
+        let reach = |line: &str| {
+            let log = dir.path().join("cmd.log");
+            run(&CommandLine {
+                line,
+                dir: dir.path(),
+                env: &[],
+                timeout: Duration::from_secs(30),
+                log: &log,
+                sandbox: Some(&view),
+            })
+            .expect("runs")
+            .reach
+        };
+        // A documentation address (TEST-NET-1): the sandbox has no route to it,
+        // so nothing is sent anywhere.
+        let tried = reach("exec 5<>/dev/tcp/192.0.2.1/80 || echo refused");
+        assert!(matches!(tried, Some(Reach::Tried(n)) if n > 0), "{tried:?}");
+        assert_eq!(reach("kill -9 $PPID"), Some(Reach::Unreported));
+        assert_eq!(
+            reach("exec 5<>/dev/tcp/127.0.0.1/9 || true"),
+            Some(Reach::Contained)
+        );
+        // The line never holds the report's descriptor (else it would end here).
+        assert_eq!(
+            reach("test -e /proc/self/fd/3 && kill -9 $PPID; true"),
+            Some(Reach::Contained)
         );
     }
 

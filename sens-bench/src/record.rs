@@ -87,11 +87,15 @@ pub struct Integrity {
     /// Written only when set, so records from before the flag read back unchanged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shadowed_runner: bool,
+    /// The tests tried to reach outside their sandbox, which has a loopback of
+    /// its own only (`exec::reach`). Written only when set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reached_out: bool,
 }
 
 impl Integrity {
     pub fn any(&self) -> bool {
-        self.touched_task_files || self.edited_tests || self.shadowed_runner
+        self.touched_task_files || self.edited_tests || self.shadowed_runner || self.reached_out
     }
 }
 

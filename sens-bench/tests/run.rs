@@ -1568,6 +1568,12 @@ try:
 except OSError:
     pass
 try:
+    # A documentation address (TEST-NET-1): nothing routes to it from the sandbox.
+    socket.create_connection(("192.0.2.1", 80), timeout=2).close()
+    escaped("the outside network")
+except OSError:
+    pass
+try:
     os.remove({keep:?})
     escaped("a host file removed")
 except OSError:
@@ -1618,5 +1624,11 @@ def pytest_terminal_summary(terminalreporter):
     assert_eq!(
         listener.accept().unwrap_err().kind(),
         std::io::ErrorKind::WouldBlock
+    );
+    assert!(record.integrity.reached_out, "{record:?}");
+    let evidence = std::fs::read_to_string(run_dir.join("integrity.txt")).unwrap();
+    assert!(
+        evidence.contains("network: project-tests.1.log: ") && evidence.contains("no route out"),
+        "{evidence}"
     );
 }

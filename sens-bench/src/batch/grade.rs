@@ -9,6 +9,7 @@ use anyhow::{Context, bail};
 
 use super::stage::{Attempt, Stop, Timings, timed};
 use crate::agent::claude::{AgentError, TurnResult};
+use crate::exec::reach::Reach;
 use crate::exec::{self, CommandLine, Status};
 use crate::jsonl;
 use crate::measure::integrity;
@@ -22,11 +23,13 @@ use crate::workspace::diff::{ChangeSet, collect_changes};
 use crate::workspace::hidden::{Overwritten, copy_hidden};
 
 /// A test command's verdict after the retry rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct TestVerdict {
     pub pass: bool,
     /// It failed once, then passed.
     pub flaky: bool,
+    /// Evidence that a run of it tried to reach outside its sandbox, a line each.
+    pub reached_out: Vec<String>,
 }
 
 /// A test command under the retry rule, in `root`; logs `<dir>/<name>.1.log`
@@ -42,9 +45,11 @@ pub(super) fn test_verdict(
     dir: &Path,
     name: &str,
 ) -> anyhow::Result<TestVerdict> {
+    let mut reached_out = Vec::new();
     let confirmed = exec::confirm(
         |attempt| {
-            let log = dir.join(format!("{name}.{attempt}.log"));
+            let name = format!("{name}.{attempt}.log");
+            let log = dir.join(&name);
             let outcome = exec::run(&CommandLine {
                 line,
                 dir: root,
@@ -53,6 +58,17 @@ pub(super) fn test_verdict(
                 log: &log,
                 sandbox,
             })?;
+            let ended = !matches!(outcome.status, Status::TimedOut);
+            match outcome.reach {
+                Some(Reach::Tried(packets)) => reached_out.push(format!(
+                    "{name}: {packets} packet(s) had no route out of the sandbox"
+                )),
+                // A timeout ends the wrapper too: only a command can end it early.
+                Some(Reach::Unreported) if ended => reached_out.push(format!(
+                    "{name}: the command ended the sandbox's network report before it was written"
+                )),
+                _ => {}
+            }
             match outcome.status {
                 Status::CouldNotStart(why) => bail!("cannot run `{line}`: {why}"),
                 Status::Passed => passed_with_tests(line, &log),
@@ -65,6 +81,7 @@ pub(super) fn test_verdict(
     Ok(TestVerdict {
         pass: confirmed.expected(),
         flaky: confirmed.flaky(),
+        reached_out,
     })
 }
 
@@ -245,6 +262,19 @@ pub(super) fn grade(
     record.dup_lines_jscpd = measures.dup_lines_jscpd;
     record.probes = measures.probes;
     let (project, hidden) = timed(&mut timings.tests, || run_tests(input)).map_err(Stop::infra)?;
+    let reached_out: Vec<&String> = project
+        .reached_out
+        .iter()
+        .chain(&hidden.reached_out)
+        .collect();
+    if !reached_out.is_empty() {
+        record.integrity.reached_out = true;
+        let lines: String = reached_out
+            .iter()
+            .map(|line| format!("network: {line}\n"))
+            .collect();
+        append_evidence(input.dir, &lines).map_err(Stop::infra)?;
+    }
     record.project_pass = Some(project.pass);
     record.hidden_pass = Some(hidden.pass);
     record.flaky = Some(project.flaky || hidden.flaky);
@@ -286,6 +316,18 @@ fn run_tests(input: &Attempt<'_>) -> anyhow::Result<(TestVerdict, TestVerdict)> 
         project?,
         hidden.context("the project tests could not run")??,
     ))
+}
+
+/// Adds lines of integrity evidence to the run folder's `integrity.txt`.
+fn append_evidence(dir: &Path, lines: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let path = dir.join("integrity.txt");
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(lines.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The hidden files as they lie in the copy (links among them are links of
@@ -338,13 +380,14 @@ fn integrity_of(input: &Attempt<'_>, changes: &ChangeSet) -> anyhow::Result<Inte
         for line in &shadowing {
             text.push_str(&format!("shadowed runner: {line}\n"));
         }
-        let path = input.dir.join("integrity.txt");
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        append_evidence(input.dir, &text)?;
     }
     Ok(Integrity {
         touched_task_files: !touched.is_empty(),
         edited_tests: !edited.is_empty(),
         shadowed_runner: !shadowing.is_empty(),
+        // Known once the tests have run.
+        reached_out: false,
     })
 }
 
