@@ -791,3 +791,25 @@ fn one_engine_serves_a_project_and_exits_after_its_idle_time() {
     assert!(!socket.exists(), "the idle exit removes its socket");
     assert!(!project.root().join(".sens/engine.pid").exists());
 }
+
+#[test]
+fn deleting_the_engine_folder_mid_session_leaves_one_engine() {
+    let project = Project::new();
+    let first = hook_with(&project.root(), &["--idle-secs", "60"]);
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    let old = project.engine_pid();
+    // As `git clean -fdx` does.
+    std::fs::remove_dir_all(project.root().join(".sens")).unwrap();
+    let again = hook_with(&project.root(), &["--idle-secs", "60"]);
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    let new = project.engine_pid();
+    assert_ne!(new, old, "a fresh engine answered");
+    let old_ended = common::ends_within(&old, Duration::from_secs(10));
+    if !old_ended {
+        let _ = kill_group(old.trim().parse().unwrap_or(0));
+    }
+    assert!(old_ended, "the first engine still runs beside the second");
+    let third = hook_with(&project.root(), &["--idle-secs", "60"]);
+    assert_eq!(third.status.code(), Some(0), "{third:?}");
+    assert_eq!(project.engine_pid(), new, "the second engine still serves");
+}

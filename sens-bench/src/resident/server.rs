@@ -1,10 +1,10 @@
 //! The resident engine (`sens-bench engine serve DIR`): one hook session per
 //! project, answering requests on `.sens/engine.sock` one at a time, and
-//! exiting once no request came for the idle time.
+//! exiting once no request came for the idle time, or once its socket is gone.
 
 use std::fs::{File, TryLockError};
 use std::io::BufReader;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::process::ExitCode;
@@ -23,6 +23,8 @@ use crate::sync::lock;
 
 /// How long a connected client may take to send its request.
 const REQUEST_READ_LIMIT: Duration = Duration::from_secs(10);
+/// How often the engine checks that its socket is still there and its own.
+const SOCKET_CHECK: Duration = Duration::from_millis(500);
 
 struct Resident {
     project: Project,
@@ -91,8 +93,9 @@ pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::R
         index_units,
         last_request: Instant::now(),
     }));
+    let bound = SocketId::of(&socket)?;
     let watched = Arc::clone(&resident);
-    std::thread::spawn(move || exit_when_idle(&watched, idle));
+    std::thread::spawn(move || exit_when_idle_or_replaced(&watched, idle, bound));
     for stream in listener.incoming() {
         let served = stream
             .context("accepting a connection")
@@ -125,21 +128,48 @@ fn serve_one(resident: &Mutex<Resident>, stream: &UnixStream) -> anyhow::Result<
     send(&mut &*stream, &reply).context("answering a client that hung up")
 }
 
+/// Which file a socket path names (device and inode), to tell the engine's
+/// own socket from one a later engine bound at the same path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SocketId(u64, u64);
+
+impl SocketId {
+    fn of(path: &Path) -> anyhow::Result<SocketId> {
+        let meta = std::fs::symlink_metadata(path)
+            .with_context(|| format!("cannot stat {}", path.display()))?;
+        Ok(SocketId(meta.dev(), meta.ino()))
+    }
+}
+
 /// Exits, holding the session so that no request is half answered, once no
-/// request came for `idle`.
-fn exit_when_idle(resident: &Mutex<Resident>, idle: Duration) {
+/// request came for `idle`, or at once when its socket is gone or another's
+/// (`.sens/` deleted, as `git clean -fdx` does): no client can reach it then,
+/// and the next hook starts a fresh engine, which must be the only one.
+fn exit_when_idle_or_replaced(resident: &Mutex<Resident>, idle: Duration, bound: SocketId) {
     loop {
         let guard = lock(resident);
+        let socket = guard.project.socket();
+        let ours = socket
+            .as_ref()
+            .is_ok_and(|socket| SocketId::of(socket).ok() == Some(bound));
+        if !ours {
+            eprintln!(
+                "sens: the engine's socket under {} is gone or another's (was .sens/ deleted?); \
+                 exiting, the next hook starts a fresh engine",
+                guard.project.engine_dir().display()
+            );
+            std::process::exit(0);
+        }
         let quiet = guard.last_request.elapsed();
         if quiet >= idle {
-            if let Ok(socket) = guard.project.socket() {
+            if let Ok(socket) = socket {
                 let _ = std::fs::remove_file(socket);
             }
             let _ = std::fs::remove_file(guard.project.pid_file());
             std::process::exit(0);
         }
         drop(guard);
-        std::thread::sleep(idle - quiet);
+        std::thread::sleep((idle - quiet).min(SOCKET_CHECK));
     }
 }
 

@@ -20,3 +20,16 @@ pub fn wait_until_ended(pid: &str) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Whether process `pid` ends within `limit`, for a process that must end on
+/// its own: the test fails instead of hanging when it does not.
+pub fn ends_within(pid: &str, limit: Duration) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while running(pid) {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
