@@ -16,6 +16,8 @@ use sens_engine::judge::Judge;
 use sens_engine::units::UnitKind;
 use sens_engine::walk::WalkOptions;
 
+use crate::engine_scale::{Measured, measured};
+
 /// Nearest-rank percentile of an ascending sample; `q` in [0, 1].
 pub fn percentile(sorted: &[Duration], q: f64) -> Duration {
     if sorted.is_empty() {
@@ -216,9 +218,11 @@ pub fn bench(dir: &Path, cfg: &RuleConfig, runs: usize, verdict_runs: usize) -> 
     match crate::measure::jscpd::find() {
         Some(jscpd) => {
             // The best of as many runs as the full index had: like against like.
-            let (mut wall, summary) = run_jscpd(&jscpd, dir)?;
+            let first = run_jscpd(&jscpd, dir)?;
+            let summary = jscpd_summary(&first.stdout);
+            let mut wall = first.wall;
             for _ in 1..runs {
-                wall = wall.min(run_jscpd(&jscpd, dir)?.0);
+                wall = wall.min(run_jscpd(&jscpd, dir)?.wall);
             }
             println!(
                 "jscpd, best of {runs}: wall {:.3} s ({summary}); engine full index / jscpd = {:.2}",
@@ -349,27 +353,16 @@ fn largest_function(index: &Index, path: &str, text: &str) -> Option<String> {
     Some(lines.get(start..end)?.join("\n"))
 }
 
-/// jscpd on PATH, else in `.tools/` of the current folder or of this workspace.
-fn run_jscpd(jscpd: &Path, dir: &Path) -> Result<(Duration, String)> {
+/// jscpd on `dir`, its report kept out of the way: its wall time, peak
+/// memory and output.
+pub fn run_jscpd(jscpd: &Path, dir: &Path) -> Result<Measured> {
     let scratch = tempfile::tempdir().context("cannot create a scratch folder for jscpd")?;
-    let start = Instant::now();
-    let out = Command::new(jscpd)
+    let mut command = Command::new(jscpd);
+    command
         .args(["--reporters", "silent"])
         .arg(dir)
-        .current_dir(scratch.path())
-        .output()
-        .with_context(|| format!("cannot run {}", jscpd.display()))?;
-    let wall = start.elapsed();
-    let text = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        bail!(
-            "{} failed ({}): {}",
-            jscpd.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok((wall, jscpd_summary(&text)))
+        .current_dir(scratch.path());
+    measured(&mut command, &jscpd.display().to_string())
 }
 
 /// jscpd's one-line summary without terminal colours, or the whole output.

@@ -88,6 +88,18 @@ pub enum EngineCommand {
         #[arg(long, default_value_t = 1)]
         verdict_runs: usize,
     },
+    /// How the engine's cost grows: a corpus of projects (scripts/vendor-corpus.sh)
+    /// indexed at parts of it, each beside jscpd: files, units, time per phase,
+    /// peak memory, the cache's cost and gain.
+    Scale {
+        corpus: PathBuf,
+        /// The parts measured, as divisors of the corpus (8 = every 8th project).
+        #[arg(long, value_delimiter = ',', default_value = "8,4,2,1")]
+        parts: Vec<u32>,
+        /// Leave jscpd out (it takes about 8x the engine's memory).
+        #[arg(long)]
+        no_jscpd: bool,
+    },
     /// Register Sens's hooks in DIR/.claude/settings.json, merged with the
     /// person's own (a backup is kept under DIR/.sens/). DIR must be the top
     /// folder of a git repository.
@@ -191,6 +203,11 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
             runs,
             verdict_runs,
         } => crate::engine_bench::bench(&dir, &cfg, runs, verdict_runs),
+        EngineCommand::Scale {
+            corpus,
+            parts,
+            no_jscpd,
+        } => crate::engine_scale::scale(&corpus, &parts, !no_jscpd),
         EngineCommand::Install { dir, resident } => {
             let project = Project::new(&dir)?;
             let rules = args.rules.as_deref().map(absolute).transpose()?;

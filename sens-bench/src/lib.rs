@@ -15,6 +15,7 @@ pub mod batch;
 pub mod calibrate;
 pub mod engine_bench;
 pub mod engine_cli;
+pub mod engine_scale;
 pub mod exec;
 pub mod gate;
 pub mod jsonl;
