@@ -1,5 +1,6 @@
 //! The gate's output: Markdown (summary line, table by rule, each change) and
-//! the binding JSON with the same content.
+//! the binding JSON with the same content. In Markdown, what a run's files or a
+//! person wrote (file names, labels' reasons, errors) is escaped.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -12,6 +13,7 @@ use serde::Serialize;
 use super::{Decision, GateResult, Unreplayable};
 use crate::batch::labels::Label;
 use crate::measure::ledger::objects;
+use crate::report::markdown::escape;
 
 /// The summary counts: denials and blocks gained and lost.
 #[derive(Debug, Default, Serialize, PartialEq, Eq)]
@@ -170,16 +172,19 @@ pub fn markdown(
                 c.rule
             );
             if let (Some(unit), Some(name)) = (&c.unit, c.name) {
-                line.push_str(&format!(" {unit} `{name}`"));
+                line.push_str(&format!(" {} `{name}`", escape(unit)));
             }
             if let (Some(existing), Some(similarity)) = (&c.existing, c.similarity) {
-                line.push_str(&format!(" copies {existing} (similarity {similarity:.2})"));
+                line.push_str(&format!(
+                    " copies {} (similarity {similarity:.2})",
+                    escape(existing)
+                ));
             }
             if let Some(label) = c.label {
                 line.push_str(&format!(
                     " [labelled {}: {}]",
                     format!("{:?}", label.label).to_lowercase(),
-                    label.reason
+                    escape(&label.reason)
                 ));
             }
             writeln!(out, "{line}")?;
@@ -196,8 +201,8 @@ fn unreplayable(out: &mut String, lost: &[Unreplayable]) -> std::fmt::Result {
     writeln!(out, "\n## Unreplayable\n")?;
     for u in lost {
         match u.seq {
-            Some(seq) => writeln!(out, "- {} seq {seq}: {}", u.run, u.error)?,
-            None => writeln!(out, "- {}: {}", u.run, u.error)?,
+            Some(seq) => writeln!(out, "- {} seq {seq}: {}", u.run, escape(&u.error))?,
+            None => writeln!(out, "- {}: {}", u.run, escape(&u.error))?,
         }
     }
     Ok(())
@@ -241,4 +246,50 @@ pub fn json(
         unreplayable: &result.unreplayable,
     };
     Ok(format!("{}\n", serde_json::to_string_pretty(&out)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::labels::Judgement;
+
+    #[test]
+    fn labels_and_errors_stay_one_inert_line_each() {
+        let result = GateResult {
+            runs: 1,
+            decisions: vec![Decision {
+                run: "t/C2/1".into(),
+                seq: 3,
+                event: "PreToolUse".into(),
+                old: Verdict::Deny,
+                new: Verdict::Allow,
+                old_findings: Vec::new(),
+                new_findings: Vec::new(),
+            }],
+            unreplayable: vec![Unreplayable {
+                run: "t/C2/2".into(),
+                seq: None,
+                error: "broken\n<script>x</script>".into(),
+            }],
+            rules: "r".into(),
+            against: "a".into(),
+        };
+        let label = Label {
+            run: "t/C2/1".into(),
+            seq: 3,
+            label: Judgement::Unjust,
+            reason: "fine\n# not a heading <b>".into(),
+            time: chrono::Utc::now(),
+        };
+        let labels = BTreeMap::from([(("t/C2/1".to_string(), 3), label)]);
+        let text = markdown(Path::new("b"), &result, &labels);
+        assert!(
+            text.contains("[labelled unjust: fine # not a heading &lt;b&gt;]\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- t/C2/2: broken &lt;script&gt;x&lt;/script&gt;\n"),
+            "{text}"
+        );
+    }
 }
