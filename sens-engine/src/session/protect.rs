@@ -1,12 +1,17 @@
 //! The engine's own paths. An agent that edits them could switch the engine off
-//! or rewrite its state (`.sens/`), so every tool that writes is checked against
-//! them: Write, Edit and NotebookEdit by path, Bash by what the command touches.
+//! or rewrite its state (`.sens/`, and its refs under `.git/refs/sens/`), so
+//! every tool that writes is checked against them: Write, Edit and NotebookEdit
+//! by path, Bash by what the command touches.
 //! A path is judged both as spelled and as the file system reaches it
 //! ([`resolve`]): a symlink the agent made (`ln -s .sens s`) does not make
 //! `s/x` another file than `.sens/x`.
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
+
+/// The engine's refs in the project's repository (approved point, checkpoints):
+/// protected as its files are, since a new engine resumes from them.
+pub const ENGINE_REFS: &str = "refs/sens";
 
 /// What the Canon and the deny reasons call the protected paths.
 pub const PROTECTED_DESCRIPTION: &str = "`.sens/`, `.claude/settings*.json` and `.mcp.json`";
@@ -107,7 +112,7 @@ pub fn is_protected(path: &Path) -> bool {
             _ => None,
         })
         .collect();
-    if names.contains(&".sens") {
+    if names.contains(&".sens") || names.windows(3).any(|w| w == [".git", "refs", "sens"]) {
         return true;
     }
     match names.as_slice() {

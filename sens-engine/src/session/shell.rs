@@ -12,8 +12,8 @@ use anyhow::{Context, bail};
 use globset::GlobBuilder;
 
 use super::protect::{
-    is_protected, links_to_protected, normalize, protected_candidates, removal_touches_protected,
-    resolve,
+    ENGINE_REFS, is_protected, links_to_protected, normalize, protected_candidates,
+    removal_touches_protected, resolve,
 };
 
 /// The git subcommands that end a turn: they publish the change.
@@ -69,6 +69,16 @@ const WRITES_IN_PLACE: &[&str] = &["sed", "perl", "ruby"];
 
 /// git subcommands that overwrite or remove the paths they name.
 const GIT_PATH_WRITERS: &[&str] = &["rm", "mv", "checkout", "restore"];
+
+/// git subcommands that write the refs they name (a refspec's destination too).
+const GIT_REF_WRITERS: &[&str] = &[
+    "update-ref",
+    "symbolic-ref",
+    "fetch",
+    "pull",
+    "push",
+    "replace",
+];
 
 const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh"];
 
@@ -192,6 +202,15 @@ fn analyze_git(args: &[String], cwd: &Path, root: &Path, out: &mut ShellAnalysis
     if GIT_PATH_WRITERS.contains(&sub) {
         for path in path_args(sub_args) {
             record_writes(path, cwd, root, sub == "rm" || sub == "mv", out);
+        }
+    }
+    if GIT_REF_WRITERS.contains(&sub) {
+        // The approved point and checkpoints: a forged one would be resumed.
+        for arg in sub_args.iter().filter(|a| a.contains(ENGINE_REFS)) {
+            let named = PathBuf::from(arg);
+            if !out.protected_writes.contains(&named) {
+                out.protected_writes.push(named);
+            }
         }
     }
     let engine_dir = root.join(".sens");
@@ -858,6 +877,37 @@ mod tests {
             assert!(!removes(command)?, "`{command}` leaves .sens/");
         }
         Ok(())
+    }
+
+    #[test]
+    fn the_engines_refs_are_protected_and_readable() {
+        for command in [
+            "git update-ref refs/sens/approved HEAD",
+            "git update-ref -d refs/sens/approved",
+            "git -C /p update-ref refs/sens/checkpoints/9 HEAD",
+            "git fetch . HEAD:refs/sens/approved",
+            "git symbolic-ref refs/sens/approved refs/heads/main",
+            "git push . HEAD:refs/sens/approved",
+            "echo 0000 > /p/.git/refs/sens/approved",
+            "cd /p/.git && rm -rf refs/sens",
+        ] {
+            assert!(
+                !run(command).protected_writes.is_empty(),
+                "`{command}` changes the engine's refs"
+            );
+        }
+        for command in [
+            "git log refs/sens/approved",
+            "git show refs/sens/approved:src/a.py",
+            "git update-ref refs/heads/topic HEAD",
+            "git fetch origin",
+        ] {
+            assert_eq!(
+                run(command).protected_writes,
+                Vec::<PathBuf>::new(),
+                "`{command}` leaves the engine's refs"
+            );
+        }
     }
 
     #[test]
