@@ -33,11 +33,21 @@ use sens_engine::rules::copy_findings;
 use sens_engine::units::{self, ParsedFile, UnitKind};
 use sens_engine::walk::{self, WalkOptions};
 
+pub mod precision;
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct CalibrateArgs {
     /// Folders of real code to draw functions from (one or more).
-    #[arg(long, num_args = 1.., required = true)]
+    #[arg(long, num_args = 1.., required_unless_present = "labels")]
     pub corpus: Vec<PathBuf>,
+    /// Labelled duplicate groups of real projects (JSON lines, see
+    /// docs/precision.md): their precision is reported beside the recall.
+    #[arg(long, requires = "projects")]
+    pub labels: Option<PathBuf>,
+    /// The folder holding each labelled project under its name
+    /// (scripts/precision-corpus.sh fetches them).
+    #[arg(long)]
+    pub projects: Option<PathBuf>,
     /// Where the tables and plots go.
     #[arg(long)]
     pub out: PathBuf,
@@ -179,22 +189,34 @@ pub struct Calibration {
     pub lsh: Vec<LshBin>,
 }
 
+/// Measures recall on the mutation corpus (when `--corpus` is given) and
+/// precision on the labelled groups (when `--labels` is), prints both and
+/// writes them into `--out`.
 pub fn run(args: &CalibrateArgs) -> Result<ExitCode> {
-    let calibration = calibrate(args)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let markdown = markdown(&calibration);
-    print!("{markdown}");
     let write = |name: &str, text: &str| {
         let path = args.out.join(name);
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
     };
-    write("calibration.md", &markdown)?;
-    write(
-        "calibration.json",
-        &serde_json::to_string_pretty(&calibration)?,
-    )?;
-    plot(&calibration, &args.out)?;
+    if !args.corpus.is_empty() {
+        let calibration = calibrate(args)?;
+        let markdown = markdown(&calibration);
+        print!("{markdown}");
+        write("calibration.md", &markdown)?;
+        write(
+            "calibration.json",
+            &serde_json::to_string_pretty(&calibration)?,
+        )?;
+        plot(&calibration, &args.out)?;
+    }
+    if let (Some(labels), Some(projects)) = (&args.labels, &args.projects) {
+        let measured = precision::measure(labels, projects, THRESHOLDS)?;
+        let markdown = precision::markdown(&measured);
+        print!("\n{markdown}");
+        write("precision.md", &markdown)?;
+        write("precision.json", &serde_json::to_string_pretty(&measured)?)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

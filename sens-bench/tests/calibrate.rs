@@ -23,6 +23,8 @@ fn fixture_args(out: &Path) -> CalibrateArgs {
         seed: 7,
         formatters: Vec::new(),
         misses: None,
+        labels: None,
+        projects: None,
     }
 }
 
@@ -128,4 +130,74 @@ fn a_formatter_without_a_language_or_a_command_is_refused() {
         let err = parse_formatter(bad).unwrap_err();
         assert!(err.contains("--formatter"), "{bad}: {err}");
     }
+}
+
+/// A function of 80 tokens or more, whose body is `body`.
+fn rust_function(name: &str, body: &str) -> String {
+    format!(
+        "pub fn {name}(items: &[u32], limit: u32) -> Vec<u32> {{\n    let mut out = Vec::new();\n    for &item in items {{\n        if item > limit {{\n            out.push(item * 2 + 1);\n        }} else if item == limit {{\n            out.push(item);\n        }}\n    }}\n    {body}\n    let total: u32 = out.iter().sum();\n    if total > limit * 4 {{\n        out.truncate(out.len() / 2);\n        out.retain(|x| x % 3 != 0);\n    }}\n    out.sort_unstable();\n    out.dedup();\n    out\n}}\n"
+    )
+}
+
+#[test]
+fn precision_counts_denied_groups_against_their_labels() {
+    use sens_bench::calibrate::precision::{Truth, measure, read_labels};
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("projects/demo");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("a.rs"),
+        rust_function("first", "out.reverse();"),
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("b.rs"),
+        rust_function("second", "out.reverse();"),
+    )
+    .unwrap();
+    let label = |truth: &str| {
+        format!(
+            r#"{{"project":"demo","language":"rust","version":"0","kind":"renamed","similarity":1.0,"group_size":2,"a":"a.rs:1","b":"b.rs:1","label":"{truth}","why":"test"}}"#
+        )
+    };
+    let labels = dir.path().join("labels.jsonl");
+    std::fs::write(
+        &labels,
+        format!("{}\n{}\n", label("copy"), label("not_copy")),
+    )
+    .unwrap();
+    assert_eq!(read_labels(&labels).unwrap()[1].label, Truth::NotCopy);
+    let p = measure(&labels, &dir.path().join("projects"), &[0.7, 0.9]).unwrap();
+    let all = p
+        .rows
+        .iter()
+        .find(|r| r.threshold == 0.7 && r.language == "all" && r.kind == "all")
+        .unwrap();
+    // The same renamed function, labelled once each way: both denied, one unjustly.
+    assert_eq!(
+        (all.groups, all.copies, all.denied, all.denied_copies),
+        (2, 1, 2, 1)
+    );
+    assert_eq!(all.precision(), Some(0.5));
+    assert_eq!(all.unjust(), Some(1.0));
+    assert_eq!(p.wrong.len(), 1);
+    assert!(p.wrong[0].denied && p.wrong[0].label.label == Truth::NotCopy);
+}
+
+#[test]
+fn a_label_naming_no_unit_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("projects/demo");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("a.rs"), rust_function("first", "")).unwrap();
+    let labels = dir.path().join("labels.jsonl");
+    std::fs::write(
+        &labels,
+        r#"{"project":"demo","language":"rust","version":"0","kind":"near","similarity":0.8,"group_size":2,"a":"a.rs:1","b":"a.rs:99","label":"copy","why":"test"}"#,
+    )
+    .unwrap();
+    let err =
+        sens_bench::calibrate::precision::measure(&labels, &dir.path().join("projects"), &[0.7])
+            .unwrap_err();
+    assert!(format!("{err:#}").contains("a.rs:99"), "{err:#}");
 }

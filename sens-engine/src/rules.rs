@@ -30,7 +30,7 @@ pub fn copy_findings(
     before: &[&UnitData],
 ) -> Vec<Finding> {
     let cfg = index.config();
-    let never_blocks = is_generated_file(path, text) || is_fixture_path(path);
+    let may_block = may_block(path, text);
     let same_file = |_: UnitId, u: &Unit| &*u.file == path;
     let mut found: Vec<(&UnitData, Finding)> = Vec::new();
     for unit in added_units(before, after) {
@@ -47,17 +47,28 @@ pub fn copy_findings(
         let Some((best, existing)) = best_match(index, unit, &matches) else {
             continue;
         };
-        let blocks = !never_blocks
-            && !is_fixture_path(&existing.file)
-            && unit.tokens as usize >= cfg.floor
-            && !unit.imports_only
-            && !is_trivial(unit, best.kind, cfg);
+        let blocks = may_block && blocks(cfg, unit, best.kind, existing);
         found.push((
             unit,
             copy_finding(index, path, unit, best, existing, blocks),
         ));
     }
     outermost(found)
+}
+
+/// Whether a write of `text` to `path` may be denied for a copy at all:
+/// generated files and fixtures never are.
+pub fn may_block(path: &str, text: &str) -> bool {
+    !is_generated_file(path, text) && !is_fixture_path(path)
+}
+
+/// Whether `unit`, added by a write that [`may_block`], copying `existing` as
+/// `kind` denies the write; otherwise the copy is a hint.
+pub fn blocks(cfg: &RuleConfig, unit: &UnitData, kind: CopyKind, existing: &Unit) -> bool {
+    !is_fixture_path(&existing.file)
+        && unit.tokens as usize >= cfg.floor
+        && !unit.imports_only
+        && !is_trivial(unit, kind, cfg)
 }
 
 /// A file whose parse ran over its budget: nothing in it can be judged, so it
