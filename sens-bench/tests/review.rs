@@ -728,6 +728,23 @@ async fn a_reference_outside_the_project_is_refused_and_never_sent() {
             );
         }
     }
+    // A rules file that is a link to one outside is refused too.
+    let outside_rules = dir.path().join("rules.yaml");
+    std::fs::write(
+        &outside_rules,
+        format!("rules:\n{}", rule_with_reference("ref.py")),
+    )
+    .unwrap();
+    std::fs::remove_file(root.join("docs/review/rules.yaml")).unwrap();
+    std::os::unix::fs::symlink(&outside_rules, root.join("docs/review/rules.yaml")).unwrap();
+    let output = sens_bench(&["review", "run", root_text], Some((&server, false))).await;
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("docs/review/rules.yaml: resolves to") && err.contains("outside the project"),
+        "{err}"
+    );
+    std::fs::remove_file(root.join("docs/review/rules.yaml")).unwrap();
     assert!(
         server.requests().is_empty(),
         "a refused rules file sent a request"

@@ -6,7 +6,7 @@
 //!   holding `docs/`); `*` does not cross `/` (write `**/*.py` for any depth).
 //! - A reference must be a file inside the project once every link is followed:
 //!   its content goes to the decision model, so a rules file cannot send what
-//!   lies outside.
+//!   lies outside. A rules file that is a link must stay inside too.
 //! - A rule is exactly one of a `mistake` (true when the change breaks it) or a
 //!   `statement` (true when the change follows it).
 //! - Rule ids are unique across a project, so a decision's answers and a
@@ -135,32 +135,15 @@ impl Rule {
     /// rules file, the rule and the field unless it is a file inside `root`.
     /// Checked again by every reader, since the project may change in between.
     pub fn reference_file(&self, root: &Path) -> anyhow::Result<PathBuf> {
-        let field = || {
-            format!(
-                "{}: rule `{}`: field `reference`",
-                self.source, self.text.id
-            )
-        };
-        let project = root
-            .canonicalize()
-            .with_context(|| format!("cannot resolve the project folder {}", root.display()))?;
-        let path = root.join(self.reference());
-        let resolved = path
-            .canonicalize()
-            .with_context(|| format!("{}: {} is not a file", field(), path.display()))?;
-        ensure!(
-            resolved.starts_with(&project),
-            "{}: `{}` resolves to {}, outside the project {}",
-            field(),
-            self.text.reference,
-            resolved.display(),
-            project.display()
+        let what = format!(
+            "{}: rule `{}`: field `reference`: `{}`",
+            self.source, self.text.id, self.text.reference
         );
+        let resolved = inside(&canonical(root)?, &root.join(self.reference()), &what)?;
         ensure!(
             resolved.is_file(),
-            "{}: {} is not a file",
-            field(),
-            path.display()
+            "{what}: {} is not a file",
+            resolved.display()
         );
         Ok(resolved)
     }
@@ -221,6 +204,26 @@ impl Rule {
     }
 }
 
+fn canonical(root: &Path) -> anyhow::Result<PathBuf> {
+    root.canonicalize()
+        .with_context(|| format!("cannot resolve the project folder {}", root.display()))
+}
+
+/// `path` with every link followed; an error starting with `what` unless it
+/// exists inside `project` (canonical).
+fn inside(project: &Path, path: &Path, what: &str) -> anyhow::Result<PathBuf> {
+    let resolved = path
+        .canonicalize()
+        .with_context(|| format!("{what}: {} is not a file", path.display()))?;
+    ensure!(
+        resolved.starts_with(project),
+        "{what}: resolves to {}, outside the project {}",
+        resolved.display(),
+        project.display()
+    );
+    Ok(resolved)
+}
+
 fn join(folder: &str, path: &str) -> String {
     if folder.is_empty() {
         path.to_string()
@@ -249,6 +252,7 @@ impl RuleBook {
         sources.sort();
         let mut book = RuleBook::default();
         let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        let project = canonical(root)?;
         for path in sources {
             let source = relative(root, &path)?;
             let folder = source
@@ -256,7 +260,8 @@ impl RuleBook {
                 .unwrap_or_default()
                 .trim_end_matches('/')
                 .to_string();
-            let text = std::fs::read_to_string(&path)
+            // A rules file may be a link, but not to one outside the project.
+            let text = std::fs::read_to_string(inside(&project, &path, &source)?)
                 .with_context(|| format!("cannot read {}", path.display()))?;
             for rule in parse(&text, &folder, &source)? {
                 if let Some(first) = seen.insert(rule.text.id.clone(), source.clone()) {
