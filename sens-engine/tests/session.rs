@@ -475,6 +475,33 @@ fn protected_paths_are_denied_under_links_the_agent_made() -> anyhow::Result<()>
 }
 
 #[test]
+fn a_hard_link_to_a_protected_file_is_denied_like_the_file() -> anyhow::Result<()> {
+    let mut project = Project::new()?;
+    project.handle(&project.prompt("configure"));
+    project.write(".claude/settings.json", "{}\n")?;
+    project.write(".sens/install.json", "{}\n")?;
+    // As `python3 -c "import os; os.link(...)"` would leave them.
+    std::fs::hard_link(
+        project.root.join(".claude/settings.json"),
+        project.root.join("notes.json"),
+    )?;
+    std::fs::hard_link(
+        project.root.join(".sens/install.json"),
+        project.root.join("src/r.json"),
+    )?;
+    for rel in ["notes.json", "src/r.json"] {
+        let write = project.handle(&write_input(&project, rel, "{\"disableAllHooks\": true}"));
+        assert_eq!(decision(&write), Some("deny"), "Write {rel}: {write}");
+        let bash = project.handle(&project.bash(&format!("echo '{{}}' > {rel}")));
+        assert_eq!(decision(&bash), Some("deny"), "Bash to {rel}: {bash}");
+    }
+    project.write("src/plain.json", "{}\n")?;
+    let plain = project.handle(&write_input(&project, "src/plain.json", "[]\n"));
+    assert_eq!(plain, json!({}));
+    Ok(())
+}
+
+#[test]
 fn a_link_to_a_protected_path_made_by_a_script_blocks_the_stop() -> anyhow::Result<()> {
     let mut project = Project::new()?;
     project.handle(&project.prompt("configure"));

@@ -615,7 +615,7 @@ impl Session {
     ) -> anyhow::Result<Outcome> {
         let spelled = rebuild::spelled_target(tool, tool_input)?;
         let tree = self.judged_tree()?;
-        if let Some(reached) = protect::written_protected(cwd, spelled) {
+        if let Some(reached) = protect::written_protected(cwd, spelled, &self.root) {
             return Ok(Outcome::new(
                 Verdict::Deny,
                 deny(&protected_reason(&[reached])),

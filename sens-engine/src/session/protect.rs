@@ -7,6 +7,7 @@
 //! `s/x` another file than `.sens/x`.
 
 use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 /// The engine's refs in the project's repository (approved point, checkpoints):
@@ -85,14 +86,44 @@ fn push_components(stack: &mut Vec<OsString>, path: &Path) {
 }
 
 /// Whether writing `path` (as spelled, against `cwd`) would change a protected
-/// path, by its spelling or through the links on its way; returns the path it
-/// reaches then.
-pub fn written_protected(cwd: &Path, path: &Path) -> Option<PathBuf> {
+/// path, by its spelling, through the symlinks on its way, or as a hard link to
+/// one of the project at `root`; returns the protected path it reaches then.
+pub fn written_protected(cwd: &Path, path: &Path, root: &Path) -> Option<PathBuf> {
     let spelled = normalize(cwd, path);
     if is_protected(&spelled) {
         return Some(spelled);
     }
-    Some(resolve(cwd, path, true)).filter(|real| is_protected(real))
+    let real = resolve(cwd, path, true);
+    if is_protected(&real) {
+        return Some(real);
+    }
+    hard_linked_protected(&real, root)
+}
+
+/// When `path` is a file with more than one name, the protected file of the
+/// project at `root` among them (its settings, `.mcp.json`, a file under
+/// `.sens/`): writing any name of a file writes them all.
+fn hard_linked_protected(path: &Path, root: &Path) -> Option<PathBuf> {
+    let file = std::fs::metadata(path)
+        .ok()
+        .filter(|meta| meta.is_file() && meta.nlink() > 1)?;
+    let mut candidates = protected_candidates(root);
+    files_under(&root.join(".sens"), &mut candidates);
+    candidates.into_iter().find(|candidate| {
+        std::fs::symlink_metadata(candidate)
+            .is_ok_and(|meta| meta.dev() == file.dev() && meta.ino() == file.ino())
+    })
+}
+
+/// Every file under `dir` (links not followed), appended to `out`.
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => files_under(&entry.path(), out),
+            Ok(kind) if kind.is_file() => out.push(entry.path()),
+            _ => {}
+        }
+    }
 }
 
 /// Whether a link to `target` would give another name to a protected path: the
@@ -216,12 +247,16 @@ mod tests {
             "./s/../s/y",
         ] {
             assert!(
-                written_protected(&root, Path::new(path)).is_some(),
+                written_protected(&root, Path::new(path), &root).is_some(),
                 "{path} reaches a protected path"
             );
         }
         for path in ["src/a.py", "cfg/agents/a.md", "new/dir/x", "/tmp/else"] {
-            assert_eq!(written_protected(&root, Path::new(path)), None, "{path}");
+            assert_eq!(
+                written_protected(&root, Path::new(path), &root),
+                None,
+                "{path}"
+            );
         }
         assert_eq!(
             resolve(&root, Path::new("cfg/settings.json"), true),

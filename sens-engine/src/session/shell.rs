@@ -13,7 +13,7 @@ use globset::GlobBuilder;
 
 use super::protect::{
     ENGINE_REFS, is_protected, links_to_protected, normalize, protected_candidates,
-    removal_touches_protected, resolve,
+    removal_touches_protected, resolve, written_protected,
 };
 
 /// The git subcommands that end a turn: they publish the change.
@@ -369,8 +369,10 @@ fn record_writes(path: &str, cwd: &Path, root: &Path, removal: bool, out: &mut S
             || [&spelled, &real_pattern]
                 .iter()
                 .any(|pattern| glob_hits_protected(pattern, cwd, root, removal))
+    } else if removal {
+        touches(&spelled) || touches(&resolve(cwd, Path::new(path), false))
     } else {
-        touches(&spelled) || touches(&resolve(cwd, Path::new(path), !removal))
+        written_protected(cwd, Path::new(path), root).is_some()
     };
     if hit && !out.protected_writes.contains(&spelled) {
         out.protected_writes.push(spelled);
