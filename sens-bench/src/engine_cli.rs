@@ -14,9 +14,10 @@ use sens_engine::cache::IndexCache;
 use sens_engine::config::RuleConfig;
 use sens_engine::dupes;
 use sens_engine::finding::{Finding, Suggestion};
-use sens_engine::index::{BuildReport, Index};
+use sens_engine::index::{BuildReport, Index, Unit};
 use sens_engine::judge::Judge;
 use sens_engine::session::DEFAULT_HOOK_TIMEOUT_SECS;
+use sens_engine::shared_lines::{SharedLines, shared_lines};
 use sens_engine::suggest::{self, Ranking};
 use sens_engine::walk::WalkOptions;
 use serde::Serialize;
@@ -324,6 +325,8 @@ struct GroupJson {
     rule: &'static str,
     similarity: f64,
     units: Vec<UnitJson>,
+    /// What its first two units share.
+    why: SharedLines,
 }
 
 #[derive(Serialize)]
@@ -339,22 +342,32 @@ fn dupes(dir: &Path, cfg: &RuleConfig, json: bool, min_tokens: Option<usize>) ->
     let min_tokens = min_tokens.unwrap_or(index.config().floor);
     let groups = dupes::groups(&index, min_tokens)
         .into_iter()
-        .map(|g| GroupJson {
-            rule: g.kind.rule(),
-            similarity: g.similarity,
-            units: g
-                .units
-                .iter()
-                .filter_map(|&id| index.unit(id))
-                .map(|u| UnitJson {
-                    file: u.file.to_string(),
-                    line: u.data.start_line,
-                    end_line: u.data.end_line,
-                    name: u.data.name.clone(),
-                })
-                .collect(),
+        .map(|g| {
+            let units: Vec<&Unit> = g.units.iter().filter_map(|&id| index.unit(id)).collect();
+            let read = |u: &Unit| std::fs::read_to_string(dir.join(&*u.file));
+            let (first, second) = (units[0], units[1]);
+            let why = shared_lines(
+                &first.data,
+                &second.data,
+                [&first.file, &second.file],
+                [&read(first)?, &read(second)?],
+            );
+            anyhow::Ok(GroupJson {
+                rule: g.kind.rule(),
+                similarity: g.similarity,
+                units: units
+                    .iter()
+                    .map(|u| UnitJson {
+                        file: u.file.to_string(),
+                        line: u.data.start_line,
+                        end_line: u.data.end_line,
+                        name: u.data.name.clone(),
+                    })
+                    .collect(),
+                why,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let out = DupesJson { groups };
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -363,6 +376,9 @@ fn dupes(dir: &Path, cfg: &RuleConfig, json: bool, min_tokens: Option<usize>) ->
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// Line pairs a group's text shows (JSON has them all).
+const SHOWN_LINE_PAIRS: usize = 12;
 
 fn dupes_table(d: &DupesJson) -> String {
     let mut out = String::new();
@@ -373,6 +389,31 @@ fn dupes_table(d: &DupesJson) -> String {
                 "  {}:{}-{}  {}\n",
                 u.file, u.line, u.end_line, u.name
             ));
+        }
+        let why = &g.why;
+        let identical = why.lines.iter().filter(|l| l.2).count();
+        out.push_str(&format!(
+            "  why: {} shingles shared (of {} and {}); {} lines of the second in the first, {identical} identical, {} the same shape only\n",
+            why.shingles,
+            why.of[0],
+            why.of[1],
+            why.lines.len(),
+            why.lines.len() - identical
+        ));
+        // A few pairs of lines, `=` identical, `~` the same shape only.
+        let pairs: Vec<String> = why
+            .lines
+            .iter()
+            .take(SHOWN_LINE_PAIRS)
+            .map(|&(a, b, same)| format!("{a}{}{b}", if same { '=' } else { '~' }))
+            .collect();
+        if !pairs.is_empty() {
+            let more = if why.lines.len() > SHOWN_LINE_PAIRS {
+                " ..."
+            } else {
+                ""
+            };
+            out.push_str(&format!("  lines: {}{more}\n", pairs.join(" ")));
         }
     }
     out.push_str(&format!("{} duplicate groups\n", d.groups.len()));

@@ -124,6 +124,13 @@ fn dupes_lists_the_copy_but_not_the_ignored_one() {
         ]),
         "{v}"
     );
+    // Why they match: a renamed copy shares every shingle, and its lines have
+    // their twins' shape, not their text.
+    let why = &groups[0]["why"];
+    assert_eq!(why["shingles"], why["of"][0], "{v}");
+    let lines = why["lines"].as_array().unwrap();
+    assert!(lines.len() >= 10, "{v}");
+    assert!(lines.iter().any(|l| l[2] == false), "{v}");
 }
 
 #[test]

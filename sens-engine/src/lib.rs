@@ -33,6 +33,7 @@ pub mod paths;
 pub mod replay;
 pub mod rules;
 pub mod session;
+pub mod shared_lines;
 mod shared_slice;
 pub mod suggest;
 pub mod terms;
