@@ -813,3 +813,47 @@ fn deleting_the_engine_folder_mid_session_leaves_one_engine() {
     assert_eq!(third.status.code(), Some(0), "{third:?}");
     assert_eq!(project.engine_pid(), new, "the second engine still serves");
 }
+
+#[test]
+fn links_planted_in_the_engine_folder_are_never_written_through() {
+    let project = Project::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let engine_dir = project.root().join(".sens");
+    std::fs::create_dir_all(&engine_dir).unwrap();
+    let settings = project.root().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, PERSON_SETTINGS).unwrap();
+    // As a script of the agent's could leave them, each aimed at a file of the person's.
+    let planted = [
+        "engine.lock",
+        "engine.pid",
+        "engine.log",
+        "hooks.jsonl",
+        ".gitignore",
+        "settings.json.backup",
+    ];
+    let victims: Vec<PathBuf> = planted
+        .iter()
+        .map(|name| {
+            let victim = elsewhere.path().join(name);
+            std::fs::write(&victim, "precious\n").unwrap();
+            std::os::unix::fs::symlink(&victim, engine_dir.join(name)).unwrap();
+            victim
+        })
+        .collect();
+    install(&project);
+    let out = hook_with(&project.root(), &["--idle-secs", "5"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    for victim in &victims {
+        assert_eq!(
+            std::fs::read_to_string(victim).unwrap(),
+            "precious\n",
+            "{} was written through a link",
+            victim.display()
+        );
+    }
+    assert!(
+        !project.ledger().is_empty(),
+        "the engine keeps a ledger of its own"
+    );
+}

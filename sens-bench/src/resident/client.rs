@@ -17,7 +17,7 @@ use sens_engine::session::checkpoint::Checkpoints;
 use serde_json::Value;
 
 use super::protocol::{Reply, Request, receive, send};
-use super::{Project, shell_quoted};
+use super::{Project, open_own, shell_quoted};
 use crate::measure::ledger::LedgerLine;
 
 /// Exit code of a command hook that blocks (the CLI shows its stderr).
@@ -213,10 +213,7 @@ fn start(launch: &Launch) -> anyhow::Result<Child> {
     let project = &launch.project;
     project.create_engine_dir()?;
     let log_path = project.log();
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
+    let log = open_own(&log_path, OpenOptions::new().create(true).append(true))
         .with_context(|| format!("cannot open the engine's log {}", log_path.display()))?;
     let binary = std::env::current_exe().context("cannot find the sens-bench binary")?;
     let mut command = Command::new(&binary);

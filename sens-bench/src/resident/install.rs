@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::{Project, shell_quoted};
+use super::{Project, shell_quoted, write_own};
 
 /// The command hook line `install` registers.
 #[derive(Debug, Clone)]
@@ -155,7 +155,7 @@ impl Planned {
             return Ok(previous);
         }
         if let Some(original) = &self.original {
-            write(&self.backup, original)?;
+            write_own(&self.backup, original)?;
         }
         Ok(Some(FileRecord {
             created_file: self.original.is_none(),
@@ -245,7 +245,7 @@ pub fn install(project: &Project, command: &HookCommand) -> anyhow::Result<Strin
         settings: settings.record(previous_settings)?,
         mcp: mcp.record(previous_mcp)?,
     };
-    write(&record_file, &serde_json::to_vec_pretty(&record)?)?;
+    write_own(&record_file, &serde_json::to_vec_pretty(&record)?)?;
     settings.write()?;
     mcp.write()?;
     Ok(format!(

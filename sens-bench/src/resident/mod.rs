@@ -21,6 +21,9 @@ pub mod install;
 pub mod protocol;
 pub mod server;
 
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, ensure};
@@ -90,18 +93,61 @@ impl Project {
     }
 
     /// Creates `.sens/` with a `.gitignore` that ignores the whole folder, so
-    /// the person's `git status` does not list the engine's files.
+    /// the person's `git status` does not list the engine's files. A link at
+    /// the folder's place is removed, not followed (see [`open_own`]).
     pub fn create_engine_dir(&self) -> anyhow::Result<PathBuf> {
         let dir = self.engine_dir();
+        remove_planted_link(&dir)?;
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create the engine's folder {}", dir.display()))?;
         let ignore = dir.join(".gitignore");
-        if !ignore.exists() {
-            std::fs::write(&ignore, "*\n")
-                .with_context(|| format!("cannot write {}", ignore.display()))?;
+        if !ignore.is_file() {
+            write_own(&ignore, b"*\n")?;
         }
         Ok(dir)
     }
+}
+
+/// Opens one of the engine's own files under `.sens/` as `options` say, never
+/// through a symlink: the agent can plant one there with a script, aimed at a
+/// file of the person's that the engine would then truncate or append to. A
+/// link at the file's place is removed first, and the open refuses to follow
+/// one planted meanwhile.
+pub(crate) fn open_own(path: &Path, options: &mut OpenOptions) -> anyhow::Result<File> {
+    remove_planted_link(path)?;
+    options
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| {
+            format!(
+                "cannot open {} (a link there is not followed)",
+                path.display()
+            )
+        })
+}
+
+/// Replaces the content of one of the engine's own files (see [`open_own`]).
+pub(crate) fn write_own(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    open_own(
+        path,
+        OpenOptions::new().write(true).create(true).truncate(true),
+    )?
+    .write_all(bytes)
+    .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Removes a symlink at `path` (never what it points at), saying so in the
+/// engine's log.
+pub(crate) fn remove_planted_link(path: &Path) -> anyhow::Result<()> {
+    if std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) {
+        std::fs::remove_file(path)
+            .with_context(|| format!("cannot remove the link {}", path.display()))?;
+        eprintln!(
+            "sens: {} was a symlink, not the engine's own; it was removed, not followed",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// `path` as one shell word, for the commands the engine tells the person to run.

@@ -2,7 +2,7 @@
 //! project, answering requests on `.sens/engine.sock` one at a time, and
 //! exiting once no request came for the idle time, or once its socket is gone.
 
-use std::fs::{File, TryLockError};
+use std::fs::{OpenOptions, TryLockError};
 use std::io::BufReader;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -17,7 +17,7 @@ use sens_engine::session::Session;
 use serde_json::{Value, json};
 
 use super::protocol::{Reply, Request, receive, send};
-use super::{Project, shell_quoted};
+use super::{Project, open_own, remove_planted_link, shell_quoted, write_own};
 use crate::agent::engine::{engine_session, open_engine, session_options};
 use crate::sync::lock;
 
@@ -46,7 +46,7 @@ pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::R
     }
     project.create_engine_dir()?;
     let lock_path = project.lock();
-    let lock_file = File::create(&lock_path)
+    let lock_file = open_own(&lock_path, OpenOptions::new().write(true).create(true))
         .with_context(|| format!("cannot open the engine's lock {}", lock_path.display()))?;
     match lock_file.try_lock() {
         Ok(()) => {}
@@ -70,6 +70,8 @@ pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::R
     )?;
     let index_files = engine.index().files().count();
     let index_units = engine.index().units().count();
+    // The ledger is opened by the session, which follows a link at its place.
+    remove_planted_link(&project.ledger())?;
     let mut options = session_options(&project.ledger(), rules);
     options.human_decision = Some(decision_note(&project.root));
     // `engine mcp` serves them from this session (registered in `.mcp.json`).
@@ -84,8 +86,7 @@ pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::R
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
         .with_context(|| format!("cannot restrict {}", socket.display()))?;
     let pid_file = project.pid_file();
-    std::fs::write(&pid_file, format!("{}\n", std::process::id()))
-        .with_context(|| format!("cannot write {}", pid_file.display()))?;
+    write_own(&pid_file, format!("{}\n", std::process::id()).as_bytes())?;
     let resident = Arc::new(Mutex::new(Resident {
         project: project.clone(),
         session,
