@@ -69,6 +69,8 @@ struct Row {
     filled: Duration,
     warm: Duration,
     jscpd: Option<Measured>,
+    /// What the index holds, by what for (`engine index --json`'s `memory`).
+    memory: Vec<(String, u64)>,
 }
 
 /// An index's seconds per phase, as `engine index --json` reports them.
@@ -110,6 +112,7 @@ pub fn scale(corpus: &Path, shares: &[u32], jscpd: bool) -> Result<ExitCode> {
         std::fs::remove_dir_all(&part)
             .with_context(|| format!("cannot remove {}", part.display()))?;
     }
+    print_memory(&rows);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -189,6 +192,13 @@ fn measure_part(
         fingerprint: number(&["seconds", "fingerprint"])?,
         insert: number(&["seconds", "insert"])?,
     };
+    let memory = report
+        .get("memory")
+        .and_then(Value::as_object)
+        .context("`engine index --json` has no `memory`")?
+        .iter()
+        .map(|(what, bytes)| (what.clone(), bytes.as_u64().unwrap_or(0)))
+        .collect();
     let cache = scratch.join(format!("cache-{share}"));
     let filled = measured(
         &mut index(Some(&cache)),
@@ -215,6 +225,7 @@ fn measure_part(
         filled,
         warm,
         jscpd,
+        memory,
     })
 }
 
@@ -251,6 +262,36 @@ fn print_row(row: &Row, header: bool) {
         row.filled.as_secs_f64() / cold,
         row.warm.as_secs_f64() / cold,
     );
+}
+
+/// Bytes per unit the index holds by what for, beside the process's peak
+/// (the rest: the allocator, the grammars, what the build held for a while).
+fn print_memory(rows: &[Row]) {
+    let Some(first) = rows.first() else {
+        return;
+    };
+    let names: Vec<&str> = first.memory.iter().map(|(what, _)| what.as_str()).collect();
+    println!(
+        "\nbytes per unit the index holds, by what for:\n\n| part | {} | counted | peak |",
+        names.join(" | ")
+    );
+    println!("|{}", " --- |".repeat(names.len() + 3));
+    for row in rows {
+        let per_unit = |bytes: u64| bytes as f64 / row.units.max(1) as f64;
+        let parts: Vec<String> = row
+            .memory
+            .iter()
+            .map(|(_, bytes)| format!("{:.0}", per_unit(*bytes)))
+            .collect();
+        let counted: u64 = row.memory.iter().map(|(_, bytes)| bytes).sum();
+        println!(
+            "| 1/{} | {} | {:.0} | {:.0} |",
+            row.share,
+            parts.join(" | "),
+            per_unit(counted),
+            per_unit(row.cold.peak_bytes)
+        );
+    }
 }
 
 #[cfg(test)]

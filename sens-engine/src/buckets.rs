@@ -36,6 +36,17 @@ impl<T> Default for Spill<T> {
 }
 
 impl<T> Spill<T> {
+    /// Bytes its lists hold (the `footprint`'s tables).
+    fn heap_bytes(&self) -> usize {
+        self.lists.capacity() * std::mem::size_of::<Vec<T>>()
+            + self
+                .lists
+                .iter()
+                .map(|list| list.capacity() * std::mem::size_of::<T>())
+                .sum::<usize>()
+            + self.free.capacity() * std::mem::size_of::<u32>()
+    }
+
     /// Keeps the two values of a key that had one; returns the table value
     /// that points at them.
     fn open(&mut self, first: T, second: T) -> u32 {
@@ -94,6 +105,16 @@ impl<K> Default for Buckets<K> {
             map: FxHashMap::default(),
             spill: Spill::default(),
         }
+    }
+}
+
+impl<K> Buckets<K> {
+    /// Bytes the table holds, `key_bytes` being what one key owns beyond itself
+    /// (a hash map's slot also costs a control byte).
+    pub fn heap_bytes(&self, key_bytes: impl Fn(&K) -> usize) -> usize {
+        self.map.capacity() * (std::mem::size_of::<(K, u32)>() + 1)
+            + self.map.keys().map(key_bytes).sum::<usize>()
+            + self.spill.heap_bytes()
     }
 }
 
@@ -193,6 +214,11 @@ pub struct KeyBuckets {
 }
 
 impl KeyBuckets {
+    /// Bytes the table holds.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Slot>() + self.spill.heap_bytes()
+    }
+
     /// The slot where `key`'s probe starts; the table is not empty. Keys are
     /// hashes already, but a multiply spreads any pattern their low bits have.
     fn home(&self, key: u64) -> usize {

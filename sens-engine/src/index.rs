@@ -23,6 +23,9 @@ use crate::lang;
 use crate::units::{self, Fingerprinter, ParsedFile, UnitData, UnitKind};
 use crate::walk::{self, SkipReason, WalkOptions};
 
+mod footprint;
+pub use footprint::Footprint;
+
 pub type UnitId = u32;
 
 /// A unit in the index: its data and the file it lives in.
@@ -129,6 +132,8 @@ pub struct BuildReport {
     pub seconds: Phases,
     /// How the on-disk cache served this build, when one was used.
     pub cache: Option<CacheStats>,
+    /// What the built index holds in memory, by what for.
+    pub memory: Footprint,
 }
 
 impl Index {
@@ -234,6 +239,7 @@ impl Index {
         };
         report.cache = cache.map(IndexCache::stats);
         index.fill_counts(&mut report);
+        report.memory = index.footprint();
         Ok((index, report, inserted.sources))
     }
 
