@@ -584,16 +584,21 @@ fn with_group(text: &str, path: &Path, group: &Value) -> anyhow::Result<Option<S
 }
 
 /// Whether `args` (a command's words after the binary) run the engine's
-/// `subcommand`: `engine [--rules R] SUBCOMMAND ...`, what install writes.
+/// `subcommand`: `engine [OPTIONS] SUBCOMMAND ...`, as install writes it or as
+/// the person may have edited it (`--rules=R`).
 fn runs_engine(args: &[String], subcommand: &str) -> bool {
     let [engine, rest @ ..] = args else {
         return false;
     };
-    let rest = match rest {
-        [flag, _, rest @ ..] if flag == "--rules" => rest,
-        rest => rest,
-    };
-    engine == "engine" && rest.first().is_some_and(|word| word == subcommand)
+    let mut words = rest.iter();
+    while let Some(word) = words.next() {
+        if word == "--rules" {
+            words.next();
+        } else if !word.starts_with('-') {
+            return engine == "engine" && word == subcommand;
+        }
+    }
+    false
 }
 
 /// Whether a hook entry runs Sens's hook, whatever else in it was edited.
@@ -731,24 +736,25 @@ fn with_server(text: &str, path: &Path, server: &Value) -> anyhow::Result<Option
     })
 }
 
-/// `.mcp.json` without the server named `sens` when it runs `engine mcp`
-/// (edited or not); `None` when there is none.
+/// `.mcp.json` without every server that runs `engine mcp`, under whatever
+/// name and however edited; `None` when there is none.
 fn without_sens_server(text: &str, path: &Path) -> anyhow::Result<Option<String>> {
     edit_object(text, path, "mcpServers", |servers| {
-        let ours = servers.get(mcp::SERVER_NAME).is_some_and(|existing| {
-            serde_json::from_str::<Value>(existing.get())
-                .ok()
-                .and_then(|server| {
-                    serde_json::from_value::<Vec<String>>(server["args"].clone()).ok()
-                })
-                .is_some_and(|args| runs_engine(&args, "mcp"))
-        });
-        Ok(ours.then(|| {
-            let mut kept = into_nodes(servers);
-            kept.shift_remove(mcp::SERVER_NAME);
-            kept
-        }))
+        let before = servers.len();
+        let kept: Members = servers
+            .into_iter()
+            .filter(|(_, server)| !is_sens_server(server))
+            .map(|(name, server)| (name, Node::Raw(server)))
+            .collect();
+        Ok((kept.len() < before).then_some(kept))
     })
+}
+
+fn is_sens_server(server: &RawValue) -> bool {
+    serde_json::from_str::<Value>(server.get())
+        .ok()
+        .and_then(|server| serde_json::from_value::<Vec<String>>(server["args"].clone()).ok())
+        .is_some_and(|args| runs_engine(&args, "mcp"))
 }
 
 #[cfg(test)]
@@ -803,6 +809,48 @@ mod tests {
         let removed: Value =
             serde_json::from_str(&without_sens_hooks(&merged, path).unwrap().unwrap()).unwrap();
         assert_eq!(removed, serde_json::from_str::<Value>(PERSON).unwrap());
+    }
+
+    #[test]
+    fn sens_hooks_and_servers_are_found_by_what_they_run_however_written() {
+        let path = Path::new("s.json");
+        let settings = json!({"hooks": {
+            "Stop": [{"hooks": [
+                {"type": "command", "command": "/opt/sens-bench engine --rules=/r.toml hook /p"},
+                {"type": "command", "command": "./mine.sh"},
+            ]}],
+            "PreToolUse": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": "sens-bench engine --rules /r.toml hook", "timeout": 9},
+            ]}],
+            "PostToolUse": [{"hooks": [{"type": "command", "command": "my-engine hook"}]}],
+        }});
+        let left: Value = serde_json::from_str(
+            &without_sens_hooks(&settings.to_string(), path)
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            left,
+            json!({"hooks": {
+                "Stop": [{"hooks": [{"type": "command", "command": "./mine.sh"}]}],
+                "PostToolUse": [{"hooks": [{"type": "command", "command": "my-engine hook"}]}],
+            }})
+        );
+        let servers = json!({"mcpServers": {
+            "tools": {"command": "/opt/sens-bench", "args": ["engine", "--rules=/r", "mcp", "/p"]},
+            "mine": {"command": "m", "args": ["engine", "hook"]},
+        }});
+        let left: Value = serde_json::from_str(
+            &without_sens_server(&servers.to_string(), path)
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            left,
+            json!({"mcpServers": {"mine": {"command": "m", "args": ["engine", "hook"]}}})
+        );
     }
 
     #[test]
