@@ -20,6 +20,7 @@ pub fn canon(tools: bool) -> String {
 pub mod buckets;
 pub mod cache;
 pub mod config;
+pub mod dictated;
 pub mod dupes;
 pub mod engine;
 pub mod finding;

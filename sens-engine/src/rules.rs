@@ -2,6 +2,7 @@
 //! index with the thresholds of [`RuleConfig`].
 
 use crate::config::RuleConfig;
+use crate::dictated::only_shape;
 use crate::finding::{ExistingUnit, Finding, NewUnit};
 use crate::index::{CopyKind, CopyMatch, Index, Unit, UnitId};
 use crate::paths::{is_fixture_path, is_test_path};
@@ -47,7 +48,7 @@ pub fn copy_findings(
         let Some((best, existing)) = best_match(index, unit, &matches) else {
             continue;
         };
-        let blocks = may_block && blocks(cfg, unit, best.kind, existing);
+        let blocks = may_block && blocks(cfg, text, unit, best.kind, existing);
         found.push((
             unit,
             copy_finding(index, path, unit, best, existing, blocks),
@@ -62,13 +63,20 @@ pub fn may_block(path: &str, text: &str) -> bool {
     !is_generated_file(path, text) && !is_fixture_path(path)
 }
 
-/// Whether `unit`, added by a write that [`may_block`], copying `existing` as
-/// `kind` denies the write; otherwise the copy is a hint.
-pub fn blocks(cfg: &RuleConfig, unit: &UnitData, kind: CopyKind, existing: &Unit) -> bool {
+/// Whether `unit`, added by a write of `text` that [`may_block`], copying
+/// `existing` as `kind` denies the write; otherwise the copy is a hint.
+pub fn blocks(
+    cfg: &RuleConfig,
+    text: &str,
+    unit: &UnitData,
+    kind: CopyKind,
+    existing: &Unit,
+) -> bool {
     !is_fixture_path(&existing.file)
         && unit.tokens as usize >= cfg.floor
         && !unit.imports_only
         && !is_trivial(unit, kind, cfg)
+        && !only_shape(unit, text, kind, &existing.data)
 }
 
 /// A file whose parse ran over its budget: nothing in it can be judged, so it
@@ -186,18 +194,24 @@ fn copy_finding(
 }
 
 /// Keeps the findings of the outermost units: a unit inside another reported
-/// unit repeats its finding.
+/// unit repeats its finding. Denials first: a hint on a class body's window
+/// does not hide a copied method inside it, and is dropped beside it.
 fn outermost(mut found: Vec<(&UnitData, Finding)>) -> Vec<Finding> {
-    found.sort_by_key(|(u, _)| (u.start_line, std::cmp::Reverse(u.end_line)));
+    let position = |u: &UnitData| (u.start_line, std::cmp::Reverse(u.end_line));
+    found.sort_by_key(|(u, f)| (!f.blocks, position(u)));
+    let within = |inner: &UnitData, outer: &UnitData| {
+        outer.start_line <= inner.start_line && inner.end_line <= outer.end_line
+    };
     let mut kept: Vec<(&UnitData, Finding)> = Vec::new();
     for (unit, finding) in found {
-        let inside = kept
+        let covered = kept
             .iter()
-            .any(|(k, _)| k.start_line <= unit.start_line && unit.end_line <= k.end_line);
-        if !inside {
+            .any(|(k, _)| within(unit, k) || (!finding.blocks && within(k, unit)));
+        if !covered {
             kept.push((unit, finding));
         }
     }
+    kept.sort_by_key(|(u, _)| position(u));
     kept.into_iter().map(|(_, f)| f).collect()
 }
 

@@ -2,8 +2,9 @@
 //! (`docs/precision.md`): of the groups the rules would deny, the share that
 //! are real copies, per language and kind, at each threshold of the sweep. A
 //! group is judged as a write: member `b` is the new unit, member `a` stands in
-//! the project, and the match between them goes through the blocking decision
-//! of a write (`rules::may_block` and `rules::blocks`).
+//! the project, and every match of `b` or a unit inside it with `a` or a unit
+//! inside it goes through the blocking decision of a write (`rules::may_block`
+//! and `rules::blocks`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use sens_engine::config::RuleConfig;
 use sens_engine::fingerprint::{NearRule, common_at_least};
-use sens_engine::index::{CopyKind, Index, Unit, UnitId};
+use sens_engine::index::{CopyKind, CopyMatch, Index, Unit, UnitId};
 use sens_engine::rules;
 use sens_engine::units::UnitKind;
 use sens_engine::walk::WalkOptions;
@@ -99,6 +100,8 @@ pub struct Wrong {
     /// The rules' kind at the defaults (`none`: no copy).
     pub kind: String,
     pub denied: bool,
+    /// The first lines of the deciding match's units in `b`'s and `a`'s files.
+    pub lines: Option<[u32; 2]>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -111,8 +114,9 @@ pub struct Precision {
     pub wrong: Vec<Wrong>,
 }
 
-/// The kind and verdict of each group under each threshold, in `thresholds` order.
-type Verdicts = Vec<Option<(CopyKind, bool)>>;
+/// How a group is judged at one threshold: the kind of the deciding match,
+/// whether it denies, and the first lines of its new and existing units.
+type Verdict = Option<(CopyKind, bool, [u32; 2])>;
 
 /// Judges every labelled group of `labels` in the projects under `projects`
 /// (one folder per project name) at each of `thresholds`, the other fields at
@@ -139,7 +143,7 @@ pub fn measure(labels: &Path, projects: &Path, thresholds: &[f64]) -> Result<Pre
             .fold(defaults.threshold, f64::min),
         ..defaults.clone()
     };
-    let mut judged: Vec<(&Label, Verdicts)> = Vec::new();
+    let mut judged: Vec<(&Label, Vec<Verdict>)> = Vec::new();
     for (project, group) in by_project {
         let root = projects.join(project);
         if !root.is_dir() {
@@ -160,15 +164,39 @@ pub fn measure(labels: &Path, projects: &Path, thresholds: &[f64]) -> Result<Pre
                     )
                 })
             };
-            let ((a_id, a), (_, b)) = (find(&label.a)?, find(&label.b)?);
+            let ((_, a), (_, b)) = (find(&label.a)?, find(&label.b)?);
             let text = std::fs::read_to_string(root.join(&*b.file))
                 .with_context(|| format!("cannot read {}", root.join(&*b.file).display()))?;
             let may_block = rules::may_block(&b.file, &text);
+            // As a write of `b` would be judged: `b` and every unit inside it,
+            // each against `a` and the units inside `a`.
+            let index = &index;
+            let pairs: Vec<(&Unit, CopyMatch, &Unit)> = nested(index, b)
+                .flat_map(|new| {
+                    index
+                        .copies(&new.data, |_, old| !inside(old, a) || overlaps(old, b))
+                        .into_iter()
+                        .filter_map(move |m| Some((new, m, index.unit(m.id)?)))
+                })
+                .collect();
             let verdicts = configs
                 .iter()
                 .map(|cfg| {
-                    let kind = copy_kind(&index, cfg, a_id, a, b)?;
-                    Some((kind, may_block && rules::blocks(cfg, &b.data, kind, a)))
+                    let judged: Vec<(CopyKind, bool, [u32; 2])> = pairs
+                        .iter()
+                        .filter(|(new, m, old)| confirmed(cfg, new, m, old))
+                        .map(|&(new, m, old)| {
+                            let blocks =
+                                may_block && rules::blocks(cfg, &text, &new.data, m.kind, old);
+                            (m.kind, blocks, [new.data.start_line, old.data.start_line])
+                        })
+                        .collect();
+                    // A denial if any denies, else the strongest match as a hint.
+                    judged
+                        .iter()
+                        .find(|(_, blocks, _)| *blocks)
+                        .or_else(|| judged.iter().min_by_key(|(kind, _, _)| *kind))
+                        .copied()
                 })
                 .collect();
             judged.push((label, verdicts));
@@ -185,11 +213,12 @@ pub fn measure(labels: &Path, projects: &Path, thresholds: &[f64]) -> Result<Pre
             .iter()
             .filter_map(|(label, verdicts)| {
                 let verdict = verdicts[at_defaults];
-                let denied = verdict.is_some_and(|(_, d)| d);
+                let denied = verdict.is_some_and(|(_, d, _)| d);
                 (denied != (label.label == Truth::Copy)).then(|| Wrong {
                     label: (*label).clone(),
                     kind: kind_name(verdict),
                     denied,
+                    lines: verdict.map(|(_, _, lines)| lines),
                 })
             })
             .collect(),
@@ -210,38 +239,49 @@ fn unit_at<'a>(index: &'a Index, at: &str) -> Option<(UnitId, &'a Unit)> {
         .max_by_key(|(_, u)| u.data.end_line)
 }
 
-/// How `b`, looked up as a new unit, copies `a` under `cfg`: the index's match
-/// (found at the loosest rule), a near one confirmed by `cfg`'s own rule.
-fn copy_kind(
-    index: &Index,
-    cfg: &RuleConfig,
-    a_id: UnitId,
-    a: &Unit,
-    b: &Unit,
-) -> Option<CopyKind> {
-    let m = index
-        .copies(&b.data, |id, _| id != a_id)
+/// Whether `inner` lies within `outer` (or is it).
+fn inside(inner: &Unit, outer: &Unit) -> bool {
+    inner.file == outer.file
+        && outer.data.start_line <= inner.data.start_line
+        && inner.data.end_line <= outer.data.end_line
+}
+
+fn overlaps(x: &Unit, y: &Unit) -> bool {
+    x.file == y.file && x.data.start_line <= y.data.end_line && y.data.start_line <= x.data.end_line
+}
+
+/// `outer` and the units inside it.
+fn nested<'a>(index: &'a Index, outer: &'a Unit) -> impl Iterator<Item = &'a Unit> {
+    index
+        .file(&outer.file)
         .into_iter()
-        .next()?;
-    if m.kind == CopyKind::Near {
-        let (new, old) = (&b.data.shingles, &a.data.shingles);
-        let common = common_at_least(new, old, 0)?;
-        let whole = a.data.kind != UnitKind::Window && b.data.kind != UnitKind::Window;
-        NearRule::new(cfg).similarity(new.len(), old.len(), common, whole)?;
+        .flat_map(|entry| entry.units.iter().filter_map(|&id| index.unit(id)))
+        .filter(move |u| inside(u, outer))
+}
+
+/// Whether a match the index found at the loosest rule stands under `cfg`:
+/// exact and renamed always, a near one when `cfg`'s own rule confirms it.
+fn confirmed(cfg: &RuleConfig, new: &Unit, m: &CopyMatch, old: &Unit) -> bool {
+    if m.kind != CopyKind::Near {
+        return true;
     }
-    Some(m.kind)
+    let (a, b) = (&new.data.shingles, &old.data.shingles);
+    let whole = new.data.kind != UnitKind::Window && old.data.kind != UnitKind::Window;
+    common_at_least(a, b, 0)
+        .and_then(|common| NearRule::new(cfg).similarity(a.len(), b.len(), common, whole))
+        .is_some()
 }
 
-fn kind_name(verdict: Option<(CopyKind, bool)>) -> String {
-    verdict.map_or("none", |(k, _)| k.rule()).to_string()
+fn kind_name(verdict: Verdict) -> String {
+    verdict.map_or("none", |(k, _, _)| k.rule()).to_string()
 }
 
-fn rows(thresholds: &[f64], judged: &[(&Label, Verdicts)]) -> Vec<PrecisionRow> {
+fn rows(thresholds: &[f64], judged: &[(&Label, Vec<Verdict>)]) -> Vec<PrecisionRow> {
     let mut rows: BTreeMap<(usize, String, String), PrecisionRow> = BTreeMap::new();
     for (label, verdicts) in judged {
         for (i, (&threshold, &verdict)) in thresholds.iter().zip(verdicts).enumerate() {
             let kind = kind_name(verdict);
-            let denied = verdict.is_some_and(|(_, d)| d);
+            let denied = verdict.is_some_and(|(_, d, _)| d);
             let copy = label.label == Truth::Copy;
             for language in [label.language.as_str(), "all"] {
                 for kind in [kind.as_str(), "all"] {
@@ -333,8 +373,11 @@ pub fn markdown(p: &Precision) -> String {
         md.push_str(&format!("\n## {title}\n\n"));
         for w in p.wrong.iter().filter(|w| w.denied == denied) {
             let l = &w.label;
+            let by = w.lines.map_or(String::new(), |[new, old]| {
+                format!(" at lines {new} / {old}")
+            });
             md.push_str(&format!(
-                "- {} {} / {} ({}, {:?}, judged {}): {}\n",
+                "- {} {} / {} ({}, {:?}, judged {}{by}): {}\n",
                 l.project, l.a, l.b, l.language, l.label, w.kind, l.why
             ));
         }

@@ -1,0 +1,167 @@
+//! Similarity that something other than copying explains. Normalized tokens
+//! (names and literals as placeholders) make two units alike whenever an
+//! interface, a protocol or the language dictates their shape: two impls of
+//! one trait, `Display` beside `Debug`, overload stubs, the methods and fields
+//! of a class body, struct declarations. Such a match is shown as a hint, not
+//! a denial, unless the text itself is copied (an exact copy), or, for a near
+//! match, the new unit also reuses the other's names and words.
+//! Measured on labelled real groups: `docs/precision.md`,
+//! `docs/experiments/precision.md`.
+
+use crate::index::CopyKind;
+use crate::terms::Field;
+use crate::units::{UnitData, UnitKind};
+use crate::words::word_hashes;
+
+/// The share of body words (identifiers and string words, with repeats) two
+/// whole units must have in common, of the smaller side's, before a near match
+/// between them denies: a copy keeps its original's names; a unit written to
+/// the same shape names other things. Chosen on labelled real groups
+/// (`docs/experiments/precision.md`): 0.8 leaves the mutation recall of
+/// `calibrate` unchanged and removes the most unjust denials.
+pub const MIN_SHARED_WORDS: f64 = 0.8;
+
+/// Whether the match of `new` (a unit of the written `text`) with `existing`,
+/// of kind `kind`, is only a shape that something else dictates.
+pub fn only_shape(new: &UnitData, text: &str, kind: CopyKind, existing: &UnitData) -> bool {
+    if kind == CopyKind::Exact {
+        return false;
+    }
+    [new, existing].iter().any(|u| declares(u) || is_stub(u))
+        || same_protocol(new, existing, kind)
+        || (kind == CopyKind::Near && !shares_words(new, text, existing))
+}
+
+/// The keyword a declaration starts with, past visibility and other modifiers
+/// (`pub(crate) struct X`, `export default class Y`, `impl<T> Z`).
+fn keyword(signature: &str) -> Option<&str> {
+    const MODIFIERS: &[&str] = &[
+        "pub",
+        "crate",
+        "super",
+        "self",
+        "in",
+        "export",
+        "default",
+        "declare",
+        "abstract",
+        "public",
+        "private",
+        "protected",
+        "internal",
+        "sealed",
+        "static",
+        "final",
+        "unsafe",
+        "data",
+        "open",
+        "async",
+        "partial",
+    ];
+    signature
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .find(|w| !MODIFIERS.contains(w))
+}
+
+/// Declarations that hold members rather than statements.
+const CONTAINERS: &[&str] = &[
+    "class",
+    "struct",
+    "enum",
+    "union",
+    "interface",
+    "trait",
+    "impl",
+    "object",
+    "module",
+    "namespace",
+    "record",
+    "type",
+];
+
+/// Declarations of data only: their similarity is a list of fields.
+const DATA: &[&str] = &["struct", "enum", "union", "interface", "record", "type"];
+
+/// A window of a class body or of a module's top level (a run of methods,
+/// fields, properties or metadata: declarations, which a window inside a
+/// function body is not), or a declaration of data (a struct's fields).
+fn declares(unit: &UnitData) -> bool {
+    let keyword = keyword(&unit.signature);
+    match unit.kind {
+        // A window's signature is its enclosing unit's; empty at top level.
+        UnitKind::Window => {
+            unit.signature.trim().is_empty() || keyword.is_some_and(|k| CONTAINERS.contains(&k))
+        }
+        UnitKind::Class => keyword.is_some_and(|k| DATA.contains(&k)),
+        UnitKind::Function => false,
+    }
+}
+
+/// An overload stub (`@typing.overload`): a signature the implementation
+/// below it repeats.
+fn is_stub(unit: &UnitData) -> bool {
+    unit.facts.decorators.contains("overload")
+}
+
+/// The trait a Rust `impl Trait for Type` block implements, without its path
+/// and type arguments.
+fn implemented_trait(unit: &UnitData) -> Option<&str> {
+    if unit.kind != UnitKind::Class || keyword(&unit.signature) != Some("impl") {
+        return None;
+    }
+    let (head, _) = unit.signature.split_once(" for ")?;
+    let path = head.split_whitespace().last()?;
+    let path = path.split('<').next()?;
+    Some(path.rsplit("::").next().unwrap_or(path))
+}
+
+/// Two impls of different traits (`Display` and `Debug` of one type), or a
+/// near match between impls of one trait or the methods implementing it (an
+/// impl block holding another impl's method): the trait dictates their
+/// signatures. The same body under another impl is a renamed copy and stays
+/// one.
+fn same_protocol(new: &UnitData, existing: &UnitData, kind: CopyKind) -> bool {
+    if let (Some(a), Some(b)) = (implemented_trait(new), implemented_trait(existing)) {
+        return a != b || kind == CopyKind::Near;
+    }
+    let implements = |u: &UnitData| u.facts.implements || implemented_trait(u).is_some();
+    kind == CopyKind::Near && implements(new) && implements(existing)
+}
+
+/// Whether the two units' bodies mostly use the same words (identifiers and
+/// string words, counted with repeats by each unit's word index): the larger
+/// of the share of the new unit's words found in the existing one and the
+/// share of the existing one's found in the new one, so that statements
+/// inserted into a copy (or deleted from it) do not hide it. Windows have no
+/// word index: they always share.
+fn shares_words(new: &UnitData, text: &str, existing: &UnitData) -> bool {
+    const BODY: usize = Field::Body as usize;
+    if new.kind == UnitKind::Window || existing.kind == UnitKind::Window {
+        return true;
+    }
+    // The new unit's distinct words: those of its text its word index holds.
+    let lines: Vec<&str> = text
+        .lines()
+        .skip(new.start_line.saturating_sub(1) as usize)
+        .take((new.end_line + 1).saturating_sub(new.start_line) as usize)
+        .collect();
+    let mut words = Vec::new();
+    word_hashes(&lines.join("\n"), &mut words);
+    words.sort_unstable();
+    words.dedup();
+    let (mut own, mut shared) = (0usize, 0usize);
+    for w in words {
+        let (mine, theirs) = (
+            new.facts.terms.counts(w)[BODY],
+            existing.facts.terms.counts(w)[BODY],
+        );
+        own += usize::from(mine);
+        shared += usize::from(mine.min(theirs));
+    }
+    let theirs = usize::from(existing.facts.terms.length(Field::Body));
+    if own == 0 || theirs == 0 {
+        return true;
+    }
+    shared as f64 >= MIN_SHARED_WORDS * own.min(theirs) as f64
+}

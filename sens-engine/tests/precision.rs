@@ -1,0 +1,173 @@
+//! Copies that are only the shape an interface dictates are hints; copied
+//! bodies still deny (issue 44, `docs/precision.md`). Each case writes a new
+//! file beside an indexed one and reads the copy rules' verdict.
+
+use sens_engine::config::RuleConfig;
+use sens_engine::finding::Finding;
+use sens_engine::index::{CopyKind, Index};
+use sens_engine::rules::copy_findings;
+
+/// The copy findings of writing `new` to `new_path` in a project holding
+/// `existing` at `existing_path`.
+fn findings(existing_path: &str, existing: &str, new_path: &str, new: &str) -> Vec<Finding> {
+    let mut index = Index::new(RuleConfig::default()).unwrap();
+    assert!(index.update_file(existing_path, existing).unwrap());
+    let parsed = index.parse(new_path, new).unwrap().unwrap();
+    copy_findings(&index, new_path, new, &parsed, &[])
+}
+
+/// The strongest kind of copy the index finds for the new file's largest unit.
+fn strongest(existing_path: &str, existing: &str, new_path: &str, new: &str) -> Option<CopyKind> {
+    let mut index = Index::new(RuleConfig::default()).unwrap();
+    assert!(index.update_file(existing_path, existing).unwrap());
+    let parsed = index.parse(new_path, new).unwrap().unwrap();
+    let unit = parsed.units.iter().max_by_key(|u| u.tokens).unwrap();
+    index
+        .copies(unit, |_, _| false)
+        .iter()
+        .map(|m| m.kind)
+        .min()
+}
+
+fn denied(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| f.blocks)
+}
+
+const COUNTER_WRITE: &str = r#"
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.calls += 1;
+        self.bytes += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.flushes += 1;
+        Ok(())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.write(buf)?;
+        Ok(())
+    }
+}
+"#;
+
+/// One delegating `AsyncWrite` impl; `COUNTING_SINK` is another, forwarding
+/// to other methods and counting: the trait dictates most of both.
+const WRITE_HALF: &str = r#"
+impl AsyncWrite for OwnedWriteHalf {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.inner.poll_write_priv(cx, buf)
+    }
+
+    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        self.inner.poll_write_vectored_priv(cx, bufs)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.inner.poll_flush_priv(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.inner.poll_shutdown_priv(cx)
+    }
+}
+"#;
+
+const COUNTING_SINK: &str = r#"
+impl AsyncWrite for CountingSink {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.written.fetch_add(buf.len(), Ordering::Relaxed);
+        self.sink.poll_send(cx, buf)
+    }
+
+    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        self.sink.poll_send_all(cx, bufs)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.sink.poll_drain(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.sink.poll_close(cx)
+    }
+}
+"#;
+
+#[test]
+fn two_impls_of_one_trait_with_different_bodies_are_not_a_copy() {
+    // The trait's signatures make them alike to the rules...
+    assert_eq!(
+        strongest("src/half.rs", WRITE_HALF, "src/sink.rs", COUNTING_SINK),
+        Some(CopyKind::Near)
+    );
+    // ...which say so as a hint, not a denial.
+    let found = findings("src/half.rs", WRITE_HALF, "src/sink.rs", COUNTING_SINK);
+    assert!(!found.is_empty() && !denied(&found), "{found:#?}");
+}
+
+#[test]
+fn the_same_body_under_another_impl_is_a_copy() {
+    let same = COUNTER_WRITE.replace("for Counter", "for Meter");
+    let found = findings("src/counter.rs", COUNTER_WRITE, "src/meter.rs", &same);
+    assert!(denied(&found), "{found:#?}");
+    assert_eq!(found[0].rule, "copy.renamed");
+}
+
+#[test]
+fn display_and_debug_whose_strings_all_differ_are_not_a_renamed_copy() {
+    let display = r#"
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kind {
+            Kind::Timeout(after) => write!(f, "gave up after {} seconds", after),
+            Kind::Refused(host) => write!(f, "connection to {} was refused", host),
+            Kind::Closed => write!(f, "the peer closed the connection"),
+        }
+    }
+}
+"#;
+    let debug = display
+        .replace("Display", "Debug")
+        .replace("gave up after {} seconds", "Failure::Timeout({:?})")
+        .replace("connection to {} was refused", "Failure::Refused({:?})")
+        .replace("the peer closed the connection", "Failure::Closed");
+    assert_eq!(
+        strongest("src/display.rs", display, "src/debug.rs", &debug),
+        Some(CopyKind::Renamed)
+    );
+    let found = findings("src/display.rs", display, "src/debug.rs", &debug);
+    assert!(!found.is_empty() && !denied(&found), "{found:#?}");
+    // The same impl for another trait with its strings copied is no protocol.
+    let copied = display.replace("for Failure", "for Fault");
+    assert!(denied(&findings(
+        "src/display.rs",
+        display,
+        "src/fault.rs",
+        &copied
+    )));
+}
+
+#[test]
+fn a_test_body_copied_into_another_test_file_is_a_copy() {
+    let test = r#"
+#[test]
+fn parses_every_header_of_a_request() {
+    let raw = "GET /index.html HTTP/1.1\r\nHost: example.org\r\nAccept: */*\r\n\r\n";
+    let request = Request::parse(raw.as_bytes()).expect("a valid request");
+    assert_eq!(request.method(), "GET");
+    assert_eq!(request.path(), "/index.html");
+    assert_eq!(request.header("host"), Some("example.org"));
+    assert_eq!(request.header("accept"), Some("*/*"));
+    assert_eq!(request.headers().count(), 2);
+    assert!(request.body().is_empty());
+}
+"#;
+    let copied = test
+        .replace("parses_every_header_of_a_request", "reads_the_headers")
+        .replace("/index.html", "/about.html");
+    let found = findings("tests/request.rs", test, "tests/headers.rs", &copied);
+    assert!(denied(&found), "{found:#?}");
+}
