@@ -1632,3 +1632,20 @@ def pytest_terminal_summary(terminalreporter):
         "{evidence}"
     );
 }
+
+#[test]
+fn a_shard_count_far_above_the_blocks_plans_in_little_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("batch");
+    for (shard, runs) in [("1/4294967295", "2"), ("4294967295/4294967295", "0")] {
+        let mut args = task_args(path_str(&out), "tiny-mul", "C0,C2", "1");
+        args.extend(["--shard", shard, "--dry-run"]);
+        let (stdout, err, code, peak_kib) = run_measured(&args, dir.path());
+        assert_eq!(code, Some(0), "{shard}: {err}");
+        assert!(
+            stdout.contains(&format!("to run now: {runs}\n")),
+            "{stdout}"
+        );
+        assert!(peak_kib < 64 * 1024, "{shard}: {peak_kib} KiB");
+    }
+}

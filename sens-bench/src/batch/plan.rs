@@ -144,7 +144,9 @@ pub fn select_shard(
     let mut order: Vec<((String, u32), u64)> = blocks.into_iter().collect();
     // Stable: equal work keeps the (unit, rep) order.
     order.sort_by_key(|block| std::cmp::Reverse(block.1));
-    let mut load = vec![0u64; shard.count as usize];
+    // Shards past the number of blocks never get one (each block goes to the
+    // first empty shard while there is one), so only those are counted.
+    let mut load = vec![0u64; (shard.count as usize).min(order.len())];
     let mut mine = ShardBlocks::default();
     for ((unit, rep), work) in order {
         let lightest = (0..load.len()).min_by_key(|&i| load[i]).unwrap_or(0);
@@ -225,6 +227,17 @@ mod tests {
             "{err}"
         );
         assert!(size(usize::MAX, usize::MAX, u32::MAX).is_err());
+    }
+
+    #[test]
+    fn more_shards_than_blocks_give_one_block_each_then_none() {
+        let units = strings(&["a", "b"]);
+        let whole = plan(&units, &strings(&["C0"]), 1, 1);
+        let part = |k| select_shard(whole.clone(), shard(k, u32::MAX), |_| 1);
+        assert_eq!(part(1).len() + part(2).len(), 2);
+        assert_eq!(part(1).len(), 1);
+        assert!(part(3).is_empty() && part(u32::MAX).is_empty());
+        assert_eq!(part(1), select_shard(whole.clone(), shard(1, 2), |_| 1));
     }
 
     #[test]
