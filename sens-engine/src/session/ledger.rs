@@ -26,7 +26,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -176,7 +176,8 @@ pub struct Ledger {
 
 impl Ledger {
     /// Opens `path` for appending; a ledger that already has lines continues
-    /// their numbering (a resumed session). Lines are counted as bytes, so one
+    /// their numbering (a resumed session). A symlink at `path` is refused, never
+    /// written through. Lines are counted as bytes, so one
     /// that is not UTF-8 is a line like any other; a torn last line (a writer
     /// that died mid-line) is ended with a newline, so the next entry starts a
     /// line of its own, and reported by [`Ledger::torn_bytes`].
@@ -191,6 +192,7 @@ impl Ledger {
             .read(true)
             .open(path)
             .with_context(|| format!("opening the hook ledger {}", path.display()))?;
+        ensure_not_a_link(&file, path)?;
         let reading = || format!("reading the hook ledger {}", path.display());
         let (mut lines, mut last_len) = (0, 0);
         for line in BufReader::new(&file).split(b'\n') {
@@ -233,6 +235,26 @@ impl Ledger {
         self.next_seq += 1;
         Ok(())
     }
+}
+
+/// Refuses a ledger opened through a symlink (one planted at its place would
+/// have the engine append to a file of the person's): nothing has been written
+/// yet when this is checked.
+fn ensure_not_a_link(file: &File, path: &Path) -> anyhow::Result<()> {
+    let opened = file
+        .metadata()
+        .with_context(|| format!("reading the hook ledger {}", path.display()))?;
+    let named = std::fs::symlink_metadata(path)
+        .with_context(|| format!("reading the hook ledger {}", path.display()))?;
+    if named.file_type().is_symlink() || (named.dev(), named.ino()) != (opened.dev(), opened.ino())
+    {
+        anyhow::bail!(
+            "the hook ledger {} is a symlink (or was replaced while it was opened); Sens does \
+             not write through links: remove it",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Whether `file` is empty or its last byte is a newline.
@@ -368,6 +390,19 @@ mod tests {
         let mut ledger = Ledger::open(&path)?;
         assert_eq!(ledger.next_seq(), 3);
         append(&mut ledger, &stop())?;
+        Ok(())
+    }
+
+    #[test]
+    fn a_ledger_is_never_written_through_a_link() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let victim = dir.path().join("precious");
+        std::fs::write(&victim, "precious")?;
+        let path = dir.path().join("hooks.jsonl");
+        std::os::unix::fs::symlink(&victim, &path)?;
+        let err = Ledger::open(&path).err().expect("a link is refused");
+        assert!(format!("{err:#}").contains("hooks.jsonl"), "{err:#}");
+        assert_eq!(std::fs::read_to_string(&victim)?, "precious");
         Ok(())
     }
 
