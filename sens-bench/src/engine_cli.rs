@@ -77,6 +77,13 @@ pub enum EngineCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The re-implementation finder against a file of re-implementations and new
+    /// code: hit@1, hit@3, MRR, false notes (format: `sens_bench::reuse_eval`).
+    ReuseEval {
+        cases: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Time a full index (per phase), copy lookups and one-file re-indexes, and
     /// jscpd on the same folder when installed.
     Bench {
@@ -199,6 +206,7 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
             explain,
         } => suggest(&dir, &cfg, &prompt, json, explain),
         EngineCommand::SuggestEval { cases, json } => crate::suggest_eval::run(&cases, json),
+        EngineCommand::ReuseEval { cases, json } => crate::reuse_eval::run(&cases, json),
         EngineCommand::Bench {
             dir,
             runs,

@@ -25,6 +25,7 @@ pub mod merge;
 pub mod record;
 pub mod report;
 pub mod resident;
+pub mod reuse_eval;
 pub mod review;
 pub mod run;
 pub mod sandbox;

@@ -59,7 +59,7 @@ pub struct ProjectSource {
     self_rev: Option<String>,
     path: Option<PathBuf>,
     /// A bench task folder: its source as a run materializes it.
-    task: Option<PathBuf>,
+    pub(crate) task: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -183,7 +183,16 @@ pub fn load(path: &Path) -> Result<CaseFile> {
             _ => {}
         }
     }
-    for (name, source) in &file.projects {
+    check_projects(&file.projects, path)?;
+    Ok(file)
+}
+
+/// Each project gives exactly one source.
+pub(crate) fn check_projects(
+    projects: &BTreeMap<String, ProjectSource>,
+    path: &Path,
+) -> Result<()> {
+    for (name, source) in projects {
         let given = [
             source.pypi.is_some(),
             source.npm.is_some(),
@@ -199,7 +208,7 @@ pub fn load(path: &Path) -> Result<CaseFile> {
             );
         }
     }
-    Ok(file)
+    Ok(())
 }
 
 /// The outcome of one ranking against a case's labels, the list silenced under
@@ -462,7 +471,7 @@ fn headline(prompt: &str) -> String {
 
 /// The project's source folder, fetched into the cache the first time (a task's
 /// copy lives as long as the workspace returned with it).
-fn fetch(
+pub(crate) fn fetch(
     source: &ProjectSource,
     base: &Path,
     cache: &Cache,

@@ -32,6 +32,7 @@ pub mod lang;
 pub mod mcp;
 pub mod paths;
 pub mod replay;
+pub mod reuse;
 pub mod rules;
 pub mod session;
 pub mod shared_lines;

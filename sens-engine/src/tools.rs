@@ -6,8 +6,11 @@
 //! - `already_exists` takes code and/or a description. Code is parsed as a new
 //!   file and looked up with the change rules' own copy lookup
 //!   ([`rules::copy_findings`]: exact, renamed and near copies, one per copied
-//!   region); its words and the description's go through the suggestion search
-//!   ([`suggest::suggest`], which says nothing when nothing is relevant enough).
+//!   region) and the re-implementation finder ([`reuse::find`]: each function
+//!   of the code whose equivalent the project has, under any name); the
+//!   description goes through the suggestion search ([`suggest::suggest`]).
+//!   Each says nothing when nothing is close enough, so the answer can be that
+//!   nothing like this exists.
 //! - `find_symbol` takes a name or part of one: every function and class whose
 //!   name holds it, ignoring case and `_`/`-` (so `parseAmount` finds
 //!   `parse_amount`), exact names first, then prefixes, then the most used; test
@@ -20,6 +23,7 @@ use crate::finding::{Finding, Suggestion};
 use crate::index::{Index, Unit};
 use crate::lang;
 use crate::paths::is_test_path;
+use crate::reuse;
 use crate::rules;
 use crate::suggest;
 use crate::units::UnitKind;
@@ -46,8 +50,11 @@ pub fn tools() -> Vec<Tool> {
             description: "Before writing a function or class, ask whether the project already \
                 has it. Give the code you are about to write and/or a description of what it \
                 does. Answers the existing units it copies (exact, renamed, or near with a \
-                similarity) and the existing symbols whose names, signatures and docs match \
-                its words, each with file:line, signature and usage count.",
+                similarity), the existing units its functions likely do again under another \
+                form (read them before writing yours), \
+                and the existing symbols whose names, signatures and docs match the \
+                description, each with file:line, signature and usage count; or that nothing \
+                like this exists.",
             input_schema: json!({
                 "type": "object",
                 "properties": {
@@ -144,7 +151,27 @@ pub fn call(index: &Index, name: &str, input: &Value) -> Result<Value, ToolError
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Existing {
     pub copies: Vec<Copy>,
+    /// Functions of the code that the project likely has under another form
+    /// (the finder's decision: a look-alike sibling scores as high, so the
+    /// agent is to read the unit, not trust it blindly; docs/reuse.md).
+    pub same: Vec<Same>,
+    /// The description's suggestions.
     pub symbols: Vec<Suggestion>,
+    /// Said when every list is empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
+}
+
+/// What the answer says when nothing was found.
+pub const NOTHING: &str = "nothing like this exists in the project";
+
+/// A function of the given code, and the existing unit that does the same.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Same {
+    pub yours: String,
+    pub your_line: usize,
+    #[serde(flatten)]
+    pub existing: Suggestion,
 }
 
 /// An existing unit that a unit of the given code copies.
@@ -193,22 +220,40 @@ pub fn already_exists(
             "`{ALREADY_EXISTS}` needs `code` or `description` (or both), not empty"
         )));
     }
-    let copies = match code {
+    let (copies, same) = match code {
         Some(code) => {
             let path = query_path(index, language)?;
-            match index.parse(&path, code)? {
+            let copies = match index.parse(&path, code)? {
                 Some(parsed) => rules::copy_findings(index, &path, code, &parsed, &[])
                     .into_iter()
                     .filter_map(Copy::of)
                     .collect(),
                 None => Vec::new(),
-            }
+            };
+            let same = reuse::find(index, &path, None, code)?
+                .into_iter()
+                .filter(|l| l.exists)
+                .filter_map(|mut l| {
+                    let best = l.candidates.drain(..).next()?;
+                    Some(Same {
+                        yours: l.name,
+                        your_line: l.line,
+                        existing: best.suggestion,
+                    })
+                })
+                .collect();
+            (copies, same)
         }
-        None => Vec::new(),
+        None => (Vec::new(), Vec::new()),
     };
-    let words = [description, code].into_iter().flatten();
-    let symbols = suggest::suggest(index, &words.collect::<Vec<_>>().join("\n"));
-    Ok(Existing { copies, symbols })
+    let symbols = description.map_or_else(Vec::new, |d| suggest::suggest(index, d));
+    let nothing = copies.is_empty() && same.is_empty() && symbols.is_empty();
+    Ok(Existing {
+        copies,
+        same,
+        symbols,
+        note: nothing.then_some(NOTHING),
+    })
 }
 
 /// A path no project file has, whose extension picks the code's language.
@@ -404,6 +449,22 @@ mod tests {
         assert_eq!(found.symbols[0].file, "app/money.py");
         let nothing = already_exists(&index, None, Some("render a zeppelin"), None).unwrap();
         assert!(nothing.symbols.is_empty(), "{nothing:?}");
+        assert_eq!(nothing.note, Some(NOTHING));
+        assert_eq!(found.note, None);
+    }
+
+    #[test]
+    fn new_code_with_nothing_like_it_is_answered_nothing() {
+        let index = index();
+        crate::suggest::prepare(&index);
+        let code = "def to_roman(n):\n    out = ''\n    for value, letters in [(10, 'X'), (5, 'V'), (1, 'I')]:\n        while n >= value:\n            out += letters\n            n -= value\n    return out\n";
+        let answer = already_exists(&index, Some(code), None, None).unwrap();
+        assert!(
+            answer.copies.is_empty() && answer.same.is_empty(),
+            "{answer:?}"
+        );
+        assert!(answer.symbols.is_empty(), "{answer:?}");
+        assert_eq!(answer.note, Some(NOTHING));
     }
 
     #[test]

@@ -181,17 +181,15 @@ pub fn rank(index: &Index, prompt: &str) -> Ranking {
 
 /// [`rank`] with the given model, or words alone.
 pub fn rank_with(index: &Index, prompt: &str, model: Option<&model::Model>) -> Ranking {
-    let mut words = subwords(prompt);
-    words.sort();
-    words.dedup();
-    let hashes: Vec<u64> = words.iter().map(|w| word_hash(w)).collect();
+    let (words, hashes) = query_words(prompt);
     let candidates = candidates(index);
     // The prompt's vector takes most of a suggestion's time and leaves a core
     // idle in its serial steps: the words score meanwhile.
-    let (mut items, cosines) = rayon::join(
+    let (items, cosines) = rayon::join(
         || score(index, &candidates, &words, &hashes),
         || model.and_then(|m| Some((m.vouch(), cosines(m, &candidates, prompt)?))),
     );
+    let mut items: Vec<Ranked> = items.into_iter().flatten().collect();
     items.sort_by(best_first);
     let mut seen = rustc_hash::FxHashSet::default();
     items.retain(|r| seen.insert(r.suggestion.name.clone()));
@@ -299,13 +297,13 @@ fn best_first(a: &Ranked, b: &Ranked) -> std::cmp::Ordering {
 }
 
 /// [`best_first`] on a score and a place (file, line).
-fn score_order(a: (f64, &str, usize), b: (f64, &str, usize)) -> std::cmp::Ordering {
+pub fn score_order(a: (f64, &str, usize), b: (f64, &str, usize)) -> std::cmp::Ordering {
     b.0.total_cmp(&a.0)
         .then_with(|| (a.1, a.2).cmp(&(b.1, b.2)))
 }
 
 /// What a suggestion says of a unit.
-fn suggestion(index: &Index, unit: &Unit, score: f64) -> Suggestion {
+pub fn suggestion(index: &Index, unit: &Unit, score: f64) -> Suggestion {
     Suggestion {
         name: unit.data.name.clone(),
         signature: unit.data.signature.clone(),
@@ -332,7 +330,30 @@ struct Hits {
     lengths: [f64; 5],
 }
 
-fn score(index: &Index, candidates: &[&Unit], words: &[String], hashes: &[u64]) -> Vec<Ranked> {
+/// Each candidate's words of `text`, ranked as a prompt's are; `None` for a
+/// candidate holding none of them.
+pub fn lexical(index: &Index, candidates: &[&Unit], text: &str) -> Vec<Option<Ranked>> {
+    let (words, hashes) = query_words(text);
+    score(index, candidates, &words, &hashes)
+}
+
+/// A query's distinct words (stop words dropped, stemmed), sorted, and their hashes.
+fn query_words(text: &str) -> (Vec<String>, Vec<u64>) {
+    let mut words = subwords(text);
+    words.sort();
+    words.dedup();
+    let hashes = words.iter().map(|w| word_hash(w)).collect();
+    (words, hashes)
+}
+
+/// Each candidate's item for the prompt's words, in the candidates' order;
+/// `None` for a candidate holding none of them.
+fn score(
+    index: &Index,
+    candidates: &[&Unit],
+    words: &[String],
+    hashes: &[u64],
+) -> Vec<Option<Ranked>> {
     let mut path_words: FxHashMap<&str, Vec<u64>> = FxHashMap::default();
     let hits: Vec<Hits> = candidates
         .iter()
@@ -398,7 +419,7 @@ fn score(index: &Index, candidates: &[&Unit], words: &[String], hashes: &[u64]) 
     candidates
         .iter()
         .zip(&hits)
-        .filter_map(|(unit, h)| {
+        .map(|(unit, h)| {
             let mut matches = Vec::new();
             for (t, word) in words.iter().enumerate() {
                 let x = tf(h, t);
@@ -450,7 +471,7 @@ fn module_words(path: &str) -> Vec<u64> {
 }
 
 /// The symbols a suggestion may name.
-fn candidates(index: &Index) -> Vec<&Unit> {
+pub fn candidates(index: &Index) -> Vec<&Unit> {
     // Built copies repeat the source's symbols without their docs and skew every
     // word's rarity; a project whose source declares nothing keeps them (an npm
     // package of `dist/` and top-level stubs that only re-export it).
@@ -496,7 +517,9 @@ fn candidates_in(index: &Index, keep: impl Fn(&str) -> bool) -> Vec<&Unit> {
     out
 }
 
-fn is_candidate(unit: &Unit) -> bool {
+/// A symbol that may be named: a function or class with a name, neither `main`,
+/// a callback, test code nor a protocol method.
+pub fn is_candidate(unit: &Unit) -> bool {
     let d = &unit.data;
     !d.name.starts_with('<')
         && d.name != "main"

@@ -325,6 +325,12 @@ impl Model {
             .swap_remove(0)
     }
 
+    /// The unit-length vector of a unit's [`symbol_text`], as the candidates'
+    /// own are made (a unit not in the index compared with those that are).
+    pub fn embed_symbol(&self, unit: &Unit) -> Vec<f32> {
+        self.embed(&symbol_text(unit), SYMBOL_TOKENS)
+    }
+
     /// The unit-length vector of `text`, cut at `limit` word pieces.
     pub fn embed(&self, text: &str, limit: usize) -> Vec<f32> {
         self.embed_all(&[text], limit).swap_remove(0)

@@ -1,0 +1,71 @@
+//! Re-implementations at write time: for each function or method a write adds,
+//! the existing units that do the same thing, and whether to say so.
+//!
+//! An agent unaware of a helper writes it again under another name, with other
+//! control flow: the change rules see copies, not that. The new code says what it
+//! does far more precisely than a request, so it is searched the way a prompt
+//! is ([`candidates`]: the suggestions' words and model, code against code), and
+//! a calibrated score ([`decision`]) decides whether the best candidate is the
+//! same thing or only alike: a note about new code teaches the agent to ignore
+//! notes.
+
+mod added;
+pub mod candidates;
+pub mod decision;
+
+use serde::Serialize;
+
+pub use candidates::Candidate;
+
+use crate::index::Index;
+
+/// What the finder made of one unit a write adds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lookup {
+    pub name: String,
+    /// 1-based, in the written file.
+    pub line: usize,
+    pub signature: String,
+    /// The best candidate's score reaches [`decision::THRESHOLD`] (with the
+    /// model): the project has it, and the first candidate is the one to call.
+    pub exists: bool,
+    /// Best first (kept when nothing is said, to explain).
+    pub candidates: Vec<Candidate>,
+}
+
+/// The lookups of the units that the file at `path` gains when its content
+/// `before` (`None`: a new file) becomes `after`; none for a file the engine
+/// cannot parse.
+pub fn find(
+    index: &Index,
+    path: &str,
+    before: Option<&str>,
+    after: &str,
+) -> anyhow::Result<Vec<Lookup>> {
+    let Some(parsed) = index.parse(path, after)? else {
+        return Ok(Vec::new());
+    };
+    let before = match before {
+        Some(text) => index.parse(path, text)?,
+        None => None,
+    };
+    let lines: Vec<&str> = after.lines().collect();
+    Ok(added::added(path, before.as_ref(), parsed)
+        .into_iter()
+        .map(|unit| {
+            let d = &unit.data;
+            let from = (d.start_line as usize).saturating_sub(1).min(lines.len());
+            let to = (d.end_line as usize).clamp(from, lines.len());
+            let code = lines[from..to].join("\n");
+            let candidates = candidates::candidates(index, &unit, &code);
+            let exists = candidates.first().is_some_and(decision::speaks);
+            Lookup {
+                name: d.name.clone(),
+                line: d.start_line as usize,
+                signature: d.signature.clone(),
+                exists,
+                candidates,
+            }
+        })
+        .collect())
+}

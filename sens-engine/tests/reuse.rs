@@ -1,0 +1,84 @@
+//! The re-implementation finder (issue 43): a function written again under a name
+//! that shares no word with the project's helper is named with that helper; a
+//! function the project has nothing like gets nothing; test code never does.
+
+use std::fs;
+
+use sens_engine::Engine;
+use sens_engine::config::RuleConfig;
+use sens_engine::reuse::{self, Lookup};
+use sens_engine::suggest;
+
+/// A small project: an accent-folding helper (the published pilot's case),
+/// money helpers and a report.
+fn project() -> (tempfile::TempDir, Engine) {
+    let files = [
+        (
+            "ledger/text.py",
+            "import unicodedata\n\n\ndef fold(text):\n    \"\"\"Lower-cases text and strips accents, so that 'Café' and 'cafe' compare equal.\"\"\"\n    decomposed = unicodedata.normalize(\"NFKD\", text)\n    return \"\".join(c for c in decomposed if not unicodedata.combining(c)).lower()\n",
+        ),
+        (
+            "ledger/money.py",
+            "def cents_of(amount):\n    \"\"\"Parses an amount such as '12,50' or '12.5' into cents.\"\"\"\n    return round(float(amount.replace(',', '.')) * 100)\n\n\ndef format_cents(cents):\n    \"\"\"Cents as an amount with two decimals.\"\"\"\n    return f\"{cents / 100:.2f}\"\n",
+        ),
+        (
+            "ledger/report.py",
+            "def totals(expenses):\n    \"\"\"Sums expenses per category.\"\"\"\n    out = {}\n    for e in expenses:\n        out[e.category] = out.get(e.category, 0) + e.cents\n    return out\n",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    }
+    let engine = Engine::open(dir.path(), RuleConfig::default()).unwrap();
+    suggest::prepare(engine.index());
+    (dir, engine)
+}
+
+/// What the finder says of `code` written as the new file `path`.
+fn lookups(engine: &Engine, path: &str, code: &str) -> Vec<Lookup> {
+    reuse::find(engine.index(), path, None, code).unwrap()
+}
+
+#[test]
+fn a_reimplementation_sharing_no_name_word_with_its_helper_is_named() {
+    let (_dir, engine) = project();
+    let code = "import unicodedata\n\n\ndef normalize_for_search(s):\n    \"\"\"Make 'Crème' match 'creme' in searches: drop diacritics, ignore case.\"\"\"\n    out = []\n    for ch in unicodedata.normalize(\"NFD\", s):\n        if unicodedata.category(ch) != \"Mn\":\n            out.append(ch.lower())\n    return \"\".join(out)\n";
+    let found = lookups(&engine, "ledger/search.py", code);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].exists, "{found:#?}");
+    let best = &found[0].candidates[0].suggestion;
+    assert_eq!(
+        (best.name.as_str(), best.file.as_str(), best.line),
+        ("fold", "ledger/text.py", 4)
+    );
+}
+
+#[test]
+fn a_new_function_with_nothing_like_it_gets_no_note() {
+    let (_dir, engine) = project();
+    let code = "import math\n\n\ndef haversine_km(lat1, lon1, lat2, lon2):\n    \"\"\"Great-circle distance between two points on Earth, in kilometres.\"\"\"\n    p1, p2 = math.radians(lat1), math.radians(lat2)\n    dl = math.radians(lon2 - lon1)\n    a = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2\n    return 2 * 6371.0 * math.asin(math.sqrt(a))\n";
+    let found = lookups(&engine, "ledger/geo.py", code);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(!found[0].exists, "{found:#?}");
+}
+
+#[test]
+fn test_code_is_never_looked_up() {
+    let (_dir, engine) = project();
+    let test = "import unicodedata\n\n\ndef test_search_ignores_accents():\n    \"\"\"Make 'Crème' match 'creme': drop diacritics, ignore case.\"\"\"\n    s = \"\".join(c for c in unicodedata.normalize(\"NFD\", \"Crème\") if unicodedata.category(c) != \"Mn\")\n    assert s.lower() == \"creme\"\n";
+    assert!(lookups(&engine, "ledger/search.py", test).is_empty());
+    let helper = test.replace("test_search_ignores_accents", "strip_marks");
+    assert!(lookups(&engine, "tests/search_helpers.py", &helper).is_empty());
+}
+
+#[test]
+fn a_function_the_file_already_defined_is_not_new() {
+    let (dir, engine) = project();
+    let before = fs::read_to_string(dir.path().join("ledger/money.py")).unwrap();
+    let after = before.replace("* 100)", "* 100 + 0.5)");
+    let found = reuse::find(engine.index(), "ledger/money.py", Some(&before), &after).unwrap();
+    assert!(found.is_empty(), "{found:#?}");
+}
