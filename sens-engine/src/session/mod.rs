@@ -874,11 +874,7 @@ impl Session {
             .into_iter()
             .filter(|path| {
                 is_protected(Path::new(path))
-                    || protect::links_to_protected(&protect::resolve(
-                        &self.root,
-                        Path::new(path),
-                        true,
-                    ))
+                    || protect::is_link_to_protected(&self.root.join(path))
             })
             .map(protected_finding)
             .collect())

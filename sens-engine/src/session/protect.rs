@@ -132,6 +132,13 @@ pub fn links_to_protected(target: &Path) -> bool {
     is_protected(target) || target.file_name().is_some_and(|name| name == ".claude")
 }
 
+/// Whether `path` (absolute) is a symlink that gives a protected path another
+/// name (see [`links_to_protected`]).
+pub fn is_link_to_protected(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
+        && links_to_protected(&resolve(Path::new("/"), path, true))
+}
+
 /// Whether writing `path` (normalized) would change one of the engine's paths.
 /// Matched by components anywhere in the path, so a nested project or the user's
 /// own `~/.claude/settings.json` count too.
@@ -266,6 +273,13 @@ mod tests {
             resolve(&root, Path::new("s"), false),
             root.join("s"),
             "a removal takes the link, not its target"
+        );
+        assert!(is_link_to_protected(&root.join("cfg")));
+        std::fs::write(root.join("src/.claude"), "a plain file of that name\n")?;
+        assert!(!is_link_to_protected(&root.join("src/.claude")));
+        assert!(
+            !is_link_to_protected(&root.join(".claude")),
+            "the folder itself"
         );
         Ok(())
     }
