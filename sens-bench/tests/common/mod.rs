@@ -16,9 +16,7 @@ fn running(pid: &str) -> bool {
 /// file the process would write had it ended on its own, so a process that was not
 /// killed fails the test instead of passing it late.
 pub fn wait_until_ended(pid: &str) {
-    while running(pid) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    while !ends_within(pid, Duration::from_secs(60)) {}
 }
 
 /// Whether process `pid` ends within `limit`, for a process that must end on
