@@ -549,3 +549,15 @@ fn a_reference_patch_without_index_lines_validates_as_git_apply_reads_it() {
         assert_eq!(result_of(&out, "valid", check), "ok", "{check}:\n{out}");
     }
 }
+
+#[test]
+fn a_repeat_count_past_the_limit_is_refused_before_anything_runs() {
+    let scratch = Scratch::new();
+    let (code, out) = scratch.validate("valid", &["--repeat", "18446744073709551615"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("--repeat must be from 1 to 1000, not 18446744073709551615"),
+        "{out}"
+    );
+    assert!(!scratch.path().join("logs").exists(), "nothing ran");
+}

@@ -99,9 +99,17 @@ fn validate_task_once(
     Ok(rows)
 }
 
+/// The most attempts `--repeat` asks for: a flake rate needs tens, and the
+/// attempts are planned before any runs.
+pub const MAX_REPEAT: usize = 1000;
+
 /// `sens-bench validate`: exit 0 only if every task is valid.
 pub fn validate_tasks(options: &TaskOptions) -> Result<ExitCode> {
-    anyhow::ensure!(options.repeat >= 1, "--repeat must be at least 1");
+    anyhow::ensure!(
+        (1..=MAX_REPEAT).contains(&options.repeat),
+        "--repeat must be from 1 to {MAX_REPEAT}, not {}",
+        options.repeat
+    );
     anyhow::ensure!(options.jobs >= 1, "--jobs must be at least 1");
     let tasks = load_tasks(&options.tasks, options.task.as_deref())?;
     exec::install_interrupt_guard()?;
