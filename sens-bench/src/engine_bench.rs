@@ -16,7 +16,7 @@ use sens_engine::judge::Judge;
 use sens_engine::units::UnitKind;
 use sens_engine::walk::WalkOptions;
 
-use crate::engine_scale::{Measured, measured};
+use crate::exec::measured::{Measured, measured};
 
 /// Nearest-rank percentile of an ascending sample; `q` in [0, 1].
 pub fn percentile(sorted: &[Duration], q: f64) -> Duration {
