@@ -25,11 +25,13 @@
 //! or first three, candidates hold an expected unit), MRR (of the first expected
 //! candidate, 0 without a note) and the first candidate right whatever the
 //! decision; over new units, the false notes. The tuning set's figures are also
-//! printed with the threshold at other values.
+//! printed with the threshold at other values, and each project's time of one
+//! write's lookups (p50 and max, index resident, every vector made).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use sens_engine::Engine;
@@ -184,7 +186,18 @@ struct Report<'a> {
     threshold: f64,
     rows: Vec<(String, Figures)>,
     sweep: Vec<(f64, Figures)>,
+    speed: Vec<Speed>,
     outcomes: &'a [Outcome],
+}
+
+/// The time of one write's lookups on a project with its index resident and
+/// every candidate's vector made.
+#[derive(Serialize)]
+struct Speed {
+    project: String,
+    ms_p50: f64,
+    ms_max: f64,
+    writes: usize,
 }
 
 pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
@@ -192,6 +205,7 @@ pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
     let base = cases_path.parent().unwrap_or(Path::new("."));
     let cache = Cache::from_env()?;
     let mut outcomes = Vec::new();
+    let mut speed = Vec::new();
     for (name, source) in &file.projects {
         let cases: Vec<&Case> = file.cases.iter().filter(|c| &c.project == name).collect();
         if cases.is_empty() {
@@ -202,6 +216,7 @@ pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
         let engine = Engine::open(&root, RuleConfig::default())
             .with_context(|| format!("projects.{name}: cannot index {}", root.display()))?;
         suggest::prepare(engine.index());
+        let mut times = Vec::new();
         for case in cases {
             let writes = match case.kind {
                 Kind::Reference => reference_writes(&root, source, base)
@@ -209,7 +224,9 @@ pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
                 _ => vec![case_write(&root, case)?],
             };
             for (path, before, after) in writes {
+                let start = Instant::now();
                 let lookups = reuse::find(engine.index(), &path, before.as_deref(), &after)?;
+                times.push(start.elapsed().as_secs_f64() * 1000.0);
                 if case.kind == Kind::Reimpl && lookups.len() != 1 {
                     bail!(
                         "{}: a {name} case in {path} adds {} units, not one",
@@ -235,6 +252,13 @@ pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
                 }));
             }
         }
+        times.sort_by(f64::total_cmp);
+        speed.push(Speed {
+            project: name.clone(),
+            ms_p50: times[times.len() / 2],
+            ms_max: times.last().copied().unwrap_or(0.0),
+            writes: times.len(),
+        });
     }
     let threshold = decision::THRESHOLD;
     let mut rows = vec![
@@ -267,6 +291,7 @@ pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
         threshold,
         rows,
         sweep,
+        speed,
         outcomes: &outcomes,
     };
     if json {
@@ -382,6 +407,12 @@ fn table(r: &Report) -> String {
             f.ranked_first,
             f.false_notes,
             f.new_units
+        ));
+    }
+    for s in &r.speed {
+        out.push_str(&format!(
+            "{:<18} lookup p50 {:.1} ms, max {:.1} ms over {} writes, index resident\n",
+            s.project, s.ms_p50, s.ms_max, s.writes
         ));
     }
     out
