@@ -2,10 +2,13 @@
 //! always give the same commit id) and patches applied to its work tree.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::fs::Permissions;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use git2::{ApplyLocation, Diff, IndexAddOption, Oid, Repository, Signature, Time, Tree};
+use git2::{
+    ApplyLocation, Delta, Diff, FileMode, IndexAddOption, Oid, Repository, Signature, Time, Tree,
+};
 use sens_engine::ignores::Ignores;
 
 /// The fixed identity and date of every commit the harness makes in a copy.
@@ -122,6 +125,19 @@ pub fn apply_patch(root: &Path, patch: &Path) -> Result<()> {
         .with_context(|| format!("{} is not a patch in `git diff` format", patch.display()))?;
     let repo = Repository::open(root)
         .with_context(|| format!("cannot open the repository at {}", root.display()))?;
+    // A change without mode lines keeps the file's mode under `git apply`;
+    // libgit2 writes it as a plain file, so the modes are put back after.
+    let modes: Vec<(PathBuf, Permissions)> = diff
+        .deltas()
+        .filter(|d| d.status() == Delta::Modified && d.new_file().mode() == FileMode::Unreadable)
+        .filter_map(|d| d.new_file().path().map(|path| root.join(path)))
+        .filter_map(|path| {
+            let meta = std::fs::symlink_metadata(&path)
+                .ok()
+                .filter(|m| m.is_file())?;
+            Some((path, meta.permissions()))
+        })
+        .collect();
     repo.apply(&diff, ApplyLocation::WorkDir, None)
         .with_context(|| {
             format!(
@@ -129,7 +145,12 @@ pub fn apply_patch(root: &Path, patch: &Path) -> Result<()> {
                 patch.display(),
                 root.display()
             )
-        })
+        })?;
+    for (path, permissions) in modes {
+        std::fs::set_permissions(&path, permissions)
+            .with_context(|| format!("cannot keep the mode of {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// `git apply --check PATCH` in `root`: whether the patch applies, changing
@@ -190,5 +211,31 @@ mod tests {
         assert!(tree.get_path(Path::new("hidden.py")).is_ok());
         let next = crate::workspace::diff::collect_changes(root, state, &[]).expect("diff");
         assert_eq!(next.files, []);
+    }
+
+    #[test]
+    fn a_patch_without_mode_lines_keeps_the_files_mode_as_git_apply_does() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::TempDir::new().expect("temp dir");
+        let root = dir.path().join("project");
+        std::fs::create_dir(&root).expect("mkdir");
+        std::fs::write(root.join("run.sh"), "#!/bin/sh\necho old\n").expect("write");
+        std::fs::set_permissions(root.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+        Repository::init(&root).expect("init");
+        commit_all(&root, "baseline").expect("commit");
+        let patch = dir.path().join("change.patch");
+        std::fs::write(
+            &patch,
+            "diff --git a/run.sh b/run.sh\n--- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo old\n+echo new\n",
+        )
+        .expect("write");
+        apply_patch(&root, &patch).expect("applies");
+        let meta = std::fs::metadata(root.join("run.sh")).expect("stat");
+        assert_eq!(
+            std::fs::read_to_string(root.join("run.sh")).unwrap(),
+            "#!/bin/sh\necho new\n"
+        );
+        assert_eq!(meta.permissions().mode() & 0o777, 0o755);
     }
 }
