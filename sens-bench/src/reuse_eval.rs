@@ -417,3 +417,69 @@ fn table(r: &Report) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sens_engine::finding::Suggestion;
+    use sens_engine::reuse::Candidate;
+
+    /// An outcome whose candidates are `names` with `score` each (the model's
+    /// cosine given, so the decision can speak).
+    fn outcome(kind: Kind, names: &[&str], score: f64, expected: &[&str]) -> Outcome {
+        let candidates: Vec<Candidate> = names
+            .iter()
+            .map(|n| Candidate {
+                suggestion: Suggestion {
+                    name: n.to_string(),
+                    signature: String::new(),
+                    file: "f.py".into(),
+                    line: 1,
+                    usages: 0,
+                    score,
+                },
+                coverage: 0.0,
+                twin: Some(0.5),
+            })
+            .collect();
+        Outcome {
+            project: "p".into(),
+            kind,
+            holdout: false,
+            language: "python".into(),
+            file: "new.py".into(),
+            rank: names
+                .iter()
+                .position(|n| expected.contains(n))
+                .map(|i| i + 1),
+            lookup: Lookup {
+                name: "mine".into(),
+                line: 1,
+                signature: String::new(),
+                exists: false,
+                candidates,
+            },
+        }
+    }
+
+    #[test]
+    fn figures_follow_the_labels_and_the_threshold() {
+        let outcomes = [
+            outcome(Kind::Reimpl, &["a", "b"], 5.0, &["a"]),
+            outcome(Kind::Reimpl, &["x", "b"], 5.0, &["b"]),
+            outcome(Kind::Reimpl, &["c"], 1.0, &["c"]),
+            outcome(Kind::New, &["q"], 5.0, &[]),
+            outcome(Kind::Reference, &["r"], 1.0, &[]),
+        ];
+        let f = figures(&outcomes, 3.0);
+        assert_eq!(
+            (f.reimplementations, f.hit_at_1, f.hit_at_3, f.ranked_first),
+            (3, 1, 2, 2)
+        );
+        // The third is silent: it counts 0 in the MRR.
+        assert!((f.mrr - (1.0 + 0.5) / 3.0).abs() < 1e-12);
+        assert_eq!((f.new_units, f.false_notes), (2, 1));
+        let low = figures(&outcomes, 0.5);
+        assert_eq!((low.hit_at_1, low.false_notes), (2, 2));
+    }
+}
