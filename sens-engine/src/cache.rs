@@ -1,8 +1,8 @@
-//! The on-disk index cache (SPEC 2.3; the caller names its folder): what parsing a file
-//! gave ([`ParsedFile`]), one cache file per source file, keyed by the hash of
-//! its content, this engine build ([`ENGINE_BUILD`]) and the `RuleConfig`'s
-//! digest. Identical files share an entry, so one cache serves every copy of a
-//! project (the bench's runs of one task).
+//! The on-disk index cache (docs/contract.md, "The index"; the caller names its folder):
+//! what parsing a file gave ([`ParsedFile`]), one cache file per source file, keyed by
+//! the hash of its content, this engine build ([`ENGINE_BUILD`]) and the `RuleConfig`'s
+//! digest. Identical files share an entry, so one cache serves every copy of a project
+//! (the bench's runs of one task).
 //!
 //! An entry is checked whole before it is used: its length, a CRC-32 of its
 //! body, and the build, rules and content hash written in it. Anything else

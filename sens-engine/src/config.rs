@@ -39,19 +39,21 @@ pub struct RuleConfig {
 impl Default for RuleConfig {
     fn default() -> Self {
         Self {
-            // Chosen by `sens-bench calibrate` (README, "Fingerprints and
-            // calibration"): 0.70 keeps one inserted statement in an 80-token
-            // function a near copy; 20 bands of 6 rows give such pairs a
-            // candidate with probability 0.92 (16 x 8: 0.61) while pairs at 0.4
-            // get one 8 % of the time (24 x 5: 22 %, four times the lookup cost).
+            // Chosen by `sens-bench calibrate`
+            // (docs/experiments/calibration.md, "What chose the defaults"): 0.70 keeps
+            // one inserted statement in an 80-token function a near copy; 20 bands of 6
+            // rows give such pairs a candidate with probability 0.92 (16 x 8: 0.61) while
+            // pairs at 0.4 get one 8 % of the time (24 x 5: 22 %, four times the lookup
+            // cost).
             threshold: 0.70,
             // One inserted statement breaks k - 1 shingles of the existing unit,
             // so a unit of 32 shingles (the smallest judged contained) keeps 94 %.
             containment: 0.90,
             floor: 80,
-            // Calibrated (README): 32 keeps one statement inserted into a short
-            // function a near copy while no unrelated function of the corpora
-            // was denied; tables stay far under it.
+            // Calibrated
+            // (docs/experiments/calibration.md, "Third round: the leave-one-out keys"):
+            // 32 keeps one statement inserted into a short function a near copy while no
+            // unrelated function of the corpora was denied; tables stay far under it.
             min_shingles: 32,
             k: 3,
             permutations: 120,

@@ -1,5 +1,6 @@
-//! What the change rules report. Field names are binding: `engine check --json`
-//! prints these as they are (SPEC 2.10), and the hook ledger records them.
+//! What the change rules report. Field names are binding: `engine check --json` prints
+//! these as they are (docs/contract.md, "The engine on the command line"), and the hook
+//! ledger records them.
 
 use serde::{Deserialize, Serialize};
 
@@ -41,7 +42,7 @@ pub struct ExistingUnit {
     pub usages: usize,
 }
 
-/// One existing symbol offered for a user prompt (SPEC 2.5).
+/// One existing symbol offered for a user prompt (docs/contract.md, "Suggestions").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Suggestion {
     pub name: String,

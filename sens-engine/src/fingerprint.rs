@@ -1,7 +1,7 @@
-//! Fingerprints of a unit (SPEC 2.2), computed from its leaf tokens with comments
-//! dropped: an exact hash of the token texts, a renamed hash over normalized tokens
-//! (identifiers and literals replaced by placeholders), and the shingle set with its
-//! MinHash band keys for near copies. Pure functions over token hashes.
+//! Fingerprints of a unit (docs/contract.md, "Fingerprints"), computed from its leaf
+//! tokens with comments dropped: an exact hash of the token texts, a renamed hash over
+//! normalized tokens (identifiers and literals replaced by placeholders), and the shingle
+//! set with its MinHash band keys for near copies. Pure functions over token hashes.
 
 use std::borrow::Cow;
 use std::hash::Hasher;

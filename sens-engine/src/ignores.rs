@@ -1,8 +1,8 @@
-//! The ignore rules that count (README "Ignore rules that count"): those of the
-//! baseline, i.e. the `.gitignore` files of a tree the run started from, plus the
+//! The ignore rules that count (docs/integrity.md, "Ignore rules that count"): those of
+//! the baseline, i.e. the `.gitignore` files of a tree the run started from, plus the
 //! caller's own fixed patterns (`.sens/`, the harness's set-up products). Never
-//! `.git/info/exclude`, `core.excludesFile`, or a `.gitignore` written or edited
-//! since: those are the agent's to change, and a file they hide still runs.
+//! `.git/info/exclude`, `core.excludesFile`, or a `.gitignore` written or edited since:
+//! those are the agent's to change, and a file they hide still runs.
 
 use anyhow::{Context, Result};
 use git2::{ObjectType, Repository, Tree, TreeWalkMode, TreeWalkResult};

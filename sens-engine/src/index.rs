@@ -1,7 +1,7 @@
-//! The resident index (SPEC 2.3): units with their fingerprints, tables from
-//! exact and renamed fingerprints and LSH band keys to units ([`KeyBuckets`]),
-//! their sketches by unit id, the symbol table and usage counts. Built once in
-//! parallel, then updated one file at a time; finding a unit's copies looks up
+//! The resident index (docs/contract.md, "The index"): units with their fingerprints,
+//! tables from exact and renamed fingerprints and LSH band keys to units
+//! ([`KeyBuckets`]), their sketches by unit id, the symbol table and usage counts. Built
+//! once in parallel, then updated one file at a time; finding a unit's copies looks up
 //! buckets and never scans all units.
 
 use std::collections::BTreeMap;
@@ -57,7 +57,7 @@ pub enum CopyKind {
 }
 
 impl CopyKind {
-    /// The rule id of SPEC 2.4.
+    /// The rule id of docs/contract.md, "Copy rules".
     pub fn rule(self) -> &'static str {
         match self {
             Self::Exact => "copy.exact",

@@ -1,7 +1,7 @@
-//! The language table (SPEC 2.1): one row per language mapping file extensions to a
-//! tree-sitter grammar and the node kinds the rest of the engine cares about. Code
-//! elsewhere asks a [`Lang`] for a kind's [`KindFlags`] instead of matching on the
-//! language, so adding a language is adding a row.
+//! The language table (docs/contract.md, "Languages"): one row per language mapping file
+//! extensions to a tree-sitter grammar and the node kinds the rest of the engine cares
+//! about. Code elsewhere asks a [`Lang`] for a kind's [`KindFlags`] instead of matching
+//! on the language, so adding a language is adding a row.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -61,7 +61,7 @@ pub const KEPT_COMMENT_LINES: usize = 32;
 
 /// The layout tokens of a language, by node kind. Formatters add, drop and move
 /// them without changing the code, so a copy retyped in another style must
-/// fingerprint the same (see the README's engine section).
+/// fingerprint the same (docs/fingerprints.md, "Layout-free tokens").
 #[derive(Debug, Clone, Copy)]
 pub struct Layout {
     /// Statement terminators a formatter may add or drop (`;`), and line

@@ -2,7 +2,8 @@
 //! least resistance. It indexes a project with tree-sitter, tells the agent what
 //! already exists, denies writes that copy existing code, and audits every turn.
 
-/// The Canon: the rules text an agent is given alongside the engine (SPEC 2.9).
+/// The Canon: the rules text an agent is given alongside the engine
+/// (docs/contract.md, "The Canon").
 pub const CANON: &str = include_str!("canon.md");
 /// What the Canon adds for an agent that has the engine's query tools.
 const CANON_TOOLS: &str = include_str!("canon-tools.md");

@@ -1,6 +1,6 @@
-//! Replaying a recorded hook session (SPEC 3.6, 3.11): the engine's decisions
-//! judged again, with any rules, on the trees the ledger names, after the
-//! project's copy is gone.
+//! Replaying a recorded hook session (docs/contract.md, "The hook ledger" and
+//! "Rules as data, the gate and calibration"): the engine's decisions judged again, with
+//! any rules, on the trees the ledger names, after the project's copy is gone.
 //!
 //! - **Material.** [`save_material`] packs the git objects of every `refs/sens/*`
 //!   ref (checkpoints, the approved point, and the chain keeping every ledger

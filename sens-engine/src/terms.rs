@@ -1,5 +1,5 @@
-//! A symbol's words by field, computed once when its file is parsed, so that a
-//! suggestion only looks words up (SPEC 2.5: a suggestion at every prompt).
+//! A symbol's words by field, computed once when its file is parsed, so that a suggestion
+//! only looks words up (docs/contract.md, "Suggestions": a suggestion at every prompt).
 
 use std::ops::Range;
 

@@ -1,6 +1,7 @@
-//! One file into units (SPEC 1, 2.2): functions, class-likes, and windows of 4
-//! consecutive statements inside one block, each with its fingerprints. One walk
-//! of the syntax tree collects the file's leaf tokens; units are ranges of them.
+//! One file into units (docs/contract.md, "Vocabulary" and "Fingerprints"): functions,
+//! class-likes, and windows of 4 consecutive statements inside one block, each with its
+//! fingerprints. One walk of the syntax tree collects the file's leaf tokens; units are
+//! ranges of them.
 
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;

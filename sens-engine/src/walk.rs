@@ -1,9 +1,8 @@
-//! Which files of a project the index reads (SPEC 2.1): the `ignore` crate's walk
-//! (skips hidden files; in a repository with a commit, honours only the ignore
-//! rules that count, [`Ignores`]; elsewhere the `.gitignore` files on disk), then
-//! a verdict per file.
-//! Vendored, generated, minified, lock, binary and oversized files are skipped
-//! and counted by reason.
+//! Which files of a project the index reads (docs/contract.md, "Languages"): the `ignore`
+//! crate's walk (skips hidden files; in a repository with a commit, honours only the
+//! ignore rules that count, [`Ignores`]; elsewhere the `.gitignore` files on disk), then
+//! a verdict per file. Vendored, generated, minified, lock, binary and oversized files
+//! are skipped and counted by reason.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

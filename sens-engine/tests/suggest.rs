@@ -1,6 +1,6 @@
-//! Suggestions (SPEC 2.5): a far-reuse helper is found by what it does, a request
-//! with nothing relevant gets no list, and test code and local closures are
-//! never offered.
+//! Suggestions (docs/contract.md, "Suggestions"): a far-reuse helper is found by what it
+//! does, a request with nothing relevant gets no list, and test code and local closures
+//! are never offered.
 
 use std::fs;
 

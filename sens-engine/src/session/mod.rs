@@ -1,5 +1,5 @@
-//! The hook session (SPEC 2.6): hook inputs in, hook outputs out, with the
-//! approval state, checkpoints and the ledger around a `Judge`.
+//! The hook session (docs/contract.md, "The hook session"): hook inputs in, hook outputs
+//! out, with the approval state, checkpoints and the ledger around a `Judge`.
 //!
 //! Invariant: a change is unapproved from the moment it exists; only a passing
 //! audit or a human approves it. The approved point is the first checkpoint of
@@ -64,7 +64,7 @@ pub struct SessionOptions {
     pub review: Option<review::ReviewOptions>,
     /// Patterns (gitignore syntax) that hide files from the snapshots besides
     /// HEAD's `.gitignore` files: a harness's own exclusions, such as what its
-    /// set-up created (README "Ignore rules that count").
+    /// set-up created (docs/integrity.md, "Ignore rules that count").
     pub excluded: Vec<String>,
     /// Give the agent the suggestions at each prompt. Off where only the
     /// decisions count (the bench's fairness check): no symbol is embedded then.

@@ -1,6 +1,6 @@
-//! The reviewer in the Stop audit (SPEC 2.8): after the change rules pass, and
-//! only when code changed since the approved point, a [`Reviewer`] reads the diff
-//! with the index's candidates. The engine makes no model call itself: the
+//! The reviewer in the Stop audit (docs/contract.md, "The reviewer"): after the change
+//! rules pass, and only when code changed since the approved point, a [`Reviewer`] reads
+//! the diff with the index's candidates. The engine makes no model call itself: the
 //! reviewer is passed in through [`ReviewOptions`].
 //!
 //! Whatever the reviewer answers, the engine keeps the rule of evidence: a

@@ -1,6 +1,6 @@
-//! Suggestions for a user prompt (SPEC 2.5): existing functions and classes that
-//! do what the prompt asks, or nothing. A wrong list is worse than none: the agent
-//! reads it, stops searching and writes the helper it was not shown.
+//! Suggestions for a user prompt (docs/contract.md, "Suggestions"): existing functions
+//! and classes that do what the prompt asks, or nothing. A wrong list is worse than none:
+//! the agent reads it, stops searching and writes the helper it was not shown.
 //!
 //! Ranking is BM25F over what a symbol does, not only what it is called: the words
 //! of its name, signature, doc comment and body (identifiers and string words,
@@ -17,11 +17,11 @@
 //! `RELATIVE_FLOOR` of the best. Both are tuned on the cases of
 //! `bench/suggest/cases.toml` (`sens-bench engine suggest-eval`).
 //!
-//! With the contextual model ([`model`], when installed and every candidate has
-//! its vector): items rank by coverage plus [`COSINE_WEIGHT`] times their
-//! cosine to the prompt above [`COSINE_BASE`], and a best cosine of the model's
-//! vouch ([`model::Model::vouch`]) also vouches for a list (README, "Fifth
-//! round").
+//! With the contextual model ([`model`], when installed and every candidate has its
+//! vector): items rank by coverage plus [`COSINE_WEIGHT`] times their cosine to the
+//! prompt above [`COSINE_BASE`], and a best cosine of the model's vouch
+//! ([`model::Model::vouch`]) also vouches for a list
+//! (docs/suggestions.md, "Ranking with the contextual model").
 //!
 //! Not candidates: windows, anonymous units, callbacks, `main`, Python protocol
 //! methods (`__eq__`: its class is), test code (test

@@ -1,10 +1,11 @@
-//! The contextual model behind the suggestions: all-MiniLM-L6-v2 (a 6-layer BERT,
-//! 384 dimensions) by default, or all-mpnet-base-v2 (a 12-layer MPNet, 768
-//! dimensions: a few more helpers found, six to eight times the time; README,
-//! "Tenth round"), run on each symbol's words and on the prompt, its mean-pooled
-//! output compared by cosine. It finds helpers whose words the prompt does not
-//! share (`split into batches of 500` for `chunked`); the lexical ranker stays
-//! the fallback and the judge of most silences (README, "Fifth round").
+//! The contextual model behind the suggestions: all-MiniLM-L6-v2 (a 6-layer BERT, 384
+//! dimensions) by default, or all-mpnet-base-v2 (a 12-layer MPNet, 768 dimensions: a few
+//! more helpers found, six to eight times the time;
+//! docs/suggestions.md, "Ranking with the contextual model"), run on each symbol's words
+//! and on the prompt, its mean-pooled output compared by cosine. It finds helpers whose
+//! words the prompt does not share (`split into batches of 500` for `chunked`); the
+//! lexical ranker stays the fallback and the judge of most silences
+//! (docs/suggestions.md, "Ranking with the contextual model").
 //!
 //! The prompt, embedded while the person waits, has its products by the
 //! weights in 8-bit integers where the CPU has the kernel (`quant`); the
@@ -157,10 +158,11 @@ impl Family {
         }
     }
 
-    /// The best cosine from which the model shows a list the words would not:
-    /// chosen on the suggestion cases for the one model of each family that
-    /// `scripts/setup.sh` installs (README, "Fifth round" and "Tenth round").
-    /// A `none` prompt's best cosine reaches 0.14-0.32 with MiniLM.
+    /// The best cosine from which the model shows a list the words would not: chosen on
+    /// the suggestion cases for the one model of each family that `scripts/setup.sh`
+    /// installs (docs/suggestions.md, "Ranking with the contextual model"; measured in
+    /// docs/experiments/suggestions.md, "Fifth round: the contextual model, measured"). A
+    /// `none` prompt's best cosine reaches 0.14-0.32 with MiniLM.
     fn vouch(self) -> f64 {
         match self {
             Family::Bert => 0.45,
@@ -207,7 +209,7 @@ enum Precision {
     /// `f32`: the symbols' vectors, which are kept and compared for a long time.
     Full,
     /// 8-bit integers where the weights have them: the prompt, embedded while
-    /// the person waits (README, "The prompt in 8 bits").
+    /// the person waits (docs/suggestions.md, "Ranking with the contextual model").
     Int8,
 }
 

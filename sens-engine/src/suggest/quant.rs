@@ -1,6 +1,6 @@
-//! Products by a weight matrix in 8-bit integers, for the prompt's forward pass:
-//! a prompt is embedded while the person waits, and its products by the
-//! weights are most of a suggestion's time (README, "The prompt in 8 bits").
+//! Products by a weight matrix in 8-bit integers, for the prompt's forward pass: a prompt
+//! is embedded while the person waits, and its products by the weights are most of a
+//! suggestion's time (docs/suggestions.md, "Ranking with the contextual model").
 //!
 //! Each output's weights are rounded to `i8` on a scale of their own (the
 //! largest magnitude to 127); at every product each row of activations is

@@ -1,4 +1,4 @@
-//! Guards: mechanisms from the field (SPEC 7) as parts of the hook session,
+//! Guards: mechanisms from the field (docs/guards.md) as parts of the hook session,
 //! switched on per condition. After the session has answered a callback, every
 //! guard of the set sees the event with the turn's facts ([`Turn`]) and may add
 //! to the answer: a note (`additionalContext`), a deny (PreToolUse), a block
