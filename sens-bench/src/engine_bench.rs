@@ -1,6 +1,6 @@
-//! `sens-bench engine bench DIR`: the engine's speed on a real project (SPEC 5),
-//! side by side with jscpd on the same folder in the same run. Numbers are printed,
-//! never asserted.
+//! `sens-bench engine bench DIR`: the engine's speed on a real project
+//! (docs/contract.md, "Performance"), side by side with jscpd on the same folder in the
+//! same run. Numbers are printed, never asserted.
 
 use std::hint::black_box;
 use std::path::Path;

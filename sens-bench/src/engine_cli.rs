@@ -1,7 +1,8 @@
-//! `sens-bench engine ...`: the engine on the command line (SPEC 2.10). Each
-//! command builds the index of a folder and prints a small table, or the binding
-//! JSON with `--json`; `install`, `hook`, `mcp`, `approve`, `reject`, `status` and
-//! `serve` are Sens in a person's own Claude Code (`crate::resident`).
+//! `sens-bench engine ...`: the engine on the command line
+//! (docs/contract.md, "The engine on the command line"). Each command builds the index of
+//! a folder and prints a small table, or the binding JSON with `--json`; `install`,
+//! `hook`, `mcp`, `approve`, `reject`, `status` and `serve` are Sens in a person's own
+//! Claude Code (`crate::resident`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -172,8 +173,9 @@ pub struct ResidentArgs {
     idle_secs: u64,
 }
 
-/// `sens-bench engine [--rules FILE] COMMAND`: the rules file (SPEC 3.11) applies
-/// to every engine command; without it the defaults.
+/// `sens-bench engine [--rules FILE] COMMAND`: the rules file
+/// (docs/rules.md, "Rules files") applies to every engine command; without it the
+/// defaults.
 #[derive(Debug, clap::Args)]
 pub struct EngineArgs {
     /// A rules file (TOML with RuleConfig's fields; absent ones take the defaults).

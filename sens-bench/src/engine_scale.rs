@@ -1,11 +1,10 @@
-//! `sens-bench engine scale CORPUS`: how the engine's cost grows with a
-//! project. The corpus (a folder of projects, as `scripts/vendor-corpus.sh`
-//! writes this workspace's dependencies) is indexed at 1/8, 1/4, 1/2 and all of
-//! its projects, each part a spread of them, and beside each the same part by
-//! jscpd: files, units, each phase's time, peak memory, the cache's cost and
-//! gain, in one table with the ratios the targets are stated in (README,
-//! "Engine speed"). Each index runs in a process of its own, so its peak
-//! memory is its own. Numbers are printed, never asserted.
+//! `sens-bench engine scale CORPUS`: how the engine's cost grows with a project. The
+//! corpus (a folder of projects, as `scripts/vendor-corpus.sh` writes this workspace's
+//! dependencies) is indexed at 1/8, 1/4, 1/2 and all of its projects, each part a spread
+//! of them, and beside each the same part by jscpd: files, units, each phase's time, peak
+//! memory, the cache's cost and gain, in one table with the ratios the targets are stated
+//! in (docs/performance.md, "Targets"). Each index runs in a process of its own, so its
+//! peak memory is its own. Numbers are printed, never asserted.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};

@@ -1,8 +1,8 @@
-//! Labels (SPEC 3.11): a person's judgement that one engine decision was just or
-//! unjust. `sens-bench label BATCH RUN SEQ just|unjust --why "..."` appends one
-//! line to the batch's `labels.jsonl`; the latest label of a decision wins. The
-//! gate fails when a labelled decision gets worse; the report lists the labels
-//! and the unjust-block rate.
+//! Labels (docs/contract.md, "Rules as data, the gate and calibration"): a person's
+//! judgement that one engine decision was just or unjust. `sens-bench label BATCH RUN SEQ
+//! just|unjust --why "..."` appends one line to the batch's `labels.jsonl`; the latest
+//! label of a decision wins. The gate fails when a labelled decision gets worse; the
+//! report lists the labels and the unjust-block rate.
 //!
 //! The unjust-block rate is the share of labelled denials and blocks (as
 //! recorded) that are labelled `unjust`; unlabelled decisions are unknown, so

@@ -24,7 +24,8 @@ enum Command {
     /// The engine on the command line: index, dupes.
     Engine(engine_cli::EngineArgs),
     /// Check tasks: tests pass at the start, hidden tests fail there, and with the
-    /// reference patch both pass (SPEC 3.2). Exit 0 only if every task is valid.
+    /// reference patch both pass (docs/validation.md). Exit 0 only if every task is
+    /// valid.
     Validate {
         /// The folder of task folders (e.g. bench/tasks).
         #[arg(long)]
@@ -45,13 +46,13 @@ enum Command {
     /// changed (exit 1 when a labelled decision gets worse, 2 on bad input or an
     /// unreplayable decision).
     Gate(sens_bench::gate::GateArgs),
-    /// Review rules next to the code: list, run, test, dismiss (SPEC 7).
+    /// Review rules next to the code: list, run, test, dismiss (docs/review.md).
     Review(sens_bench::review::ReviewArgs),
     /// Label one engine decision of a batch just or unjust.
     Label(sens_bench::label::LabelArgs),
     /// Report on a batch: Markdown, CSV and plots, or the comparisons as JSON.
     Report(sens_bench::report::ReportOptions),
-    /// Run a batch: every task x condition x rep, resumable (SPEC 3.5).
+    /// Run a batch: every task x condition x rep, resumable (docs/runs.md).
     Run(Box<sens_bench::run::RunArgs>),
     /// Join the folders of a batch's shards (`--shard K/N`) into one batch folder.
     Merge(sens_bench::merge::MergeArgs),
@@ -68,7 +69,7 @@ enum Command {
 enum Sequence {
     /// Check a sequence: its start's tests pass, and each step's hidden tests fail
     /// before its reference patch and pass after it, with every earlier step's
-    /// (SPEC 3.7). Prints each reference state's size and probe counts.
+    /// (docs/sequences.md). Prints each reference state's size and probe counts.
     Validate {
         /// The sequence folder (e.g. sequences/cuentas).
         dir: PathBuf,
@@ -80,7 +81,7 @@ enum Sequence {
     },
     /// Final sizes, growth curves and the decision of a sequence batch.
     Report(sens_bench::report::sequence::SequenceOptions),
-    /// Run sequences step by step on the agent's own results (SPEC 3.7).
+    /// Run sequences step by step on the agent's own results (docs/sequences.md).
     Run(Box<sens_bench::sequence_run::SequenceRunArgs>),
 }
 

@@ -1,6 +1,6 @@
-//! The run record: one JSON object per line of a batch's `runs.jsonl` (SPEC 3.5).
-//! Field names are binding; the batch (`batch/`) writes these records and the report
-//! reads them back.
+//! The run record: one JSON object per line of a batch's `runs.jsonl`
+//! (docs/contract.md, "The run record"). Field names are binding; the batch (`batch/`)
+//! writes these records and the report reads them back.
 //!
 //! What each measured field means (one definition, used by every command):
 //! - measures of the **change** the agent made (its diff against the run's

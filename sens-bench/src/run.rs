@@ -1,5 +1,5 @@
-//! `sens-bench run` (SPEC 3.5): a batch of task runs, each one attempt on its
-//! own copy (see `batch` for the batch and the attempt).
+//! `sens-bench run` (docs/contract.md, "Runs"): a batch of task runs, each one attempt on
+//! its own copy (see `batch` for the batch and the attempt).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;

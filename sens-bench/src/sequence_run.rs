@@ -1,11 +1,11 @@
-//! `sens-bench sequence run` (SPEC 3.7): each sequence under each condition and
-//! repetition, from its `start`, the steps in order, each building on the agent's
-//! own previous result (one CLI process per step, on the same copy). Every step
-//! is one attempt (`batch::attempt`), graded, measured and recorded like a task
-//! run, with `sequence`, `step` (1-based) and `loc_total` = the project size
+//! `sens-bench sequence run` (docs/contract.md, "Horizonte sequences"): each sequence
+//! under each condition and repetition, from its `start`, the steps in order, each
+//! building on the agent's own previous result (one CLI process per step, on the same
+//! copy). Every step is one attempt (`batch::attempt`), graded, measured and recorded
+//! like a task run, with `sequence`, `step` (1-based) and `loc_total` = the project size
 //! after the step.
 //!
-//! Decisions where the SPEC is silent:
+//! Decisions where the contract (docs/contract.md) is silent:
 //! - Resume replays: a rerun rebuilds the copy from `start` and applies the
 //!   recorded steps' `diff.patch` files in order (each holds the agent's change
 //!   over the previous step, binary files included), then runs the first

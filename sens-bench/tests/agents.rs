@@ -204,8 +204,8 @@ impl HookHandler for Denier {
     }
 }
 
-/// The shortcut scenario of SPEC 2.7: a denied Write, settings that try to switch
-/// hooks off mid-session, and a subagent's Write.
+/// The shortcut scenario of docs/contract.md, "Shortcuts that stay closed": a denied
+/// Write, settings that try to switch hooks off mid-session, and a subagent's Write.
 fn shortcut_script() -> Script {
     // One python command: the CLI asks approval for shell writes under `.claude/`
     // even with `--allowedTools Bash`, and a denial here would hide what is tested.

@@ -1,4 +1,4 @@
-//! The session's guards (SPEC 7) through the whole harness: `sens-bench run`
+//! The session's guards (docs/guards.md) through the whole harness: `sens-bench run`
 //! plays `script:` scenarios on `bench/scenarios/tasks/amount-total` through the
 //! pinned Claude Code CLI, under conditions written for each test (the guards
 //! alone, `engine = false`, unless a test says otherwise). Each test reads the

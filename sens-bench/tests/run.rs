@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use sens_bench::record::{RunRecord, RunStatus, read_records};
 use serde_json::Value;
 
-/// The record's binding field names (SPEC 3.5).
+/// The record's binding field names (docs/contract.md, "The run record").
 const BINDING: [&str; 28] = [
     "batch",
     "task",

@@ -156,11 +156,11 @@ fn a_second_implementation_beside_the_first_raises_every_probe() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// cuentas' hidden command runs every test file in one process and its harness
-/// runs a build of the program instead of tsx (README "Running the hidden tests"):
-/// state 29 still fails step 30's tests and only those, and on state 30 a program
-/// that checks it runs as tsx runs it passes, whether it is built (it checks its
-/// command line and `process.argv[1]`) or must run through tsx (it reads
+/// cuentas' hidden command runs every test file in one process and its harness runs a
+/// build of the program instead of tsx (sequences/cuentas/README.md,
+/// "Running the hidden tests"): state 29 still fails step 30's tests and only those, and
+/// on state 30 a program that checks it runs as tsx runs it passes, whether it is built
+/// (it checks its command line and `process.argv[1]`) or must run through tsx (it reads
 /// `import.meta.url`).
 #[test]
 fn cuentas_hidden_tests_fail_on_the_step_they_test_and_run_the_program_as_tsx_does() {

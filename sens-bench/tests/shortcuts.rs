@@ -1,6 +1,7 @@
-//! SPEC 2.7: the shortcuts that must stay closed, each played by the pinned
-//! Claude Code CLI against the scripted model server, with the real engine (C2)
-//! on a real git repository, and the same script without it (C0) for contrast.
+//! docs/contract.md, "Shortcuts that stay closed": the shortcuts that must stay closed,
+//! each played by the pinned Claude Code CLI against the scripted model server, with the
+//! real engine (C2) on a real git repository, and the same script without it (C0) for
+//! contrast.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! thread that answers `hook_callback`s and `mcp_message`s (the handler's
 //! in-process MCP servers) in arrival order with the session's [`HookHandler`].
 //!
-//! Decisions where the SPEC is silent:
+//! Decisions where the contract (docs/contract.md) is silent:
 //! - `--safe-mode` exists in 2.1.197 and is kept for every condition: it turns
 //!   off file-based customizations (settings hooks, CLAUDE.md, plugins), while
 //!   hooks registered through `initialize` still fire (the integration tests

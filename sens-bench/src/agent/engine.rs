@@ -1,9 +1,9 @@
-//! C2's hook handler: the engine's hook session answering the CLI's callbacks
-//! in process (SPEC 2.6), under `mcp_tools` (C3) its query tools as the SDK MCP
-//! server `sens`, and a condition's handler: the engine with the condition's
-//! guards, or the guards alone (`engine = false`). The session already speaks
-//! the CLI's hook JSON and MCP's JSON-RPC; this lets the driver hold it as a
-//! [`HookHandler`] and builds it for a workspace.
+//! C2's hook handler: the engine's hook session answering the CLI's callbacks in process
+//! (docs/contract.md, "The hook session"), under `mcp_tools` (C3) its query tools as the
+//! SDK MCP server `sens`, and a condition's handler: the engine with the condition's
+//! guards, or the guards alone (`engine = false`). The session already speaks the CLI's
+//! hook JSON and MCP's JSON-RPC; this lets the driver hold it as a [`HookHandler`] and
+//! builds it for a workspace.
 
 use std::path::Path;
 

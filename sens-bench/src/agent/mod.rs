@@ -1,5 +1,5 @@
-//! Agents (SPEC 3.3): the real Claude Code CLI driven over stream-json, and the
-//! scripted model server that stands in for the model (`oracle`, `script:FILE`).
+//! Agents (docs/contract.md, "Agents"): the real Claude Code CLI driven over stream-json,
+//! and the scripted model server that stands in for the model (`oracle`, `script:FILE`).
 //! The engine reaches a session only through [`HookHandler`].
 //!
 //! Horizonte sequences run one process per step: the workspace carries the

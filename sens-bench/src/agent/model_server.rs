@@ -1,5 +1,5 @@
-//! The scripted model server: a loopback Anthropic Messages API that plays a
-//! [`Script`] to the real Claude Code CLI (SPEC 3.3; protocol doc section 6).
+//! The scripted model server: a loopback Anthropic Messages API that plays a [`Script`]
+//! to the real Claude Code CLI (docs/contract.md, "Agents"; protocol doc section 6).
 //!
 //! It answers `HEAD /` (the CLI's warm-up probe) and `POST /v1/messages`, in SSE
 //! with explicit `event:` lines or, when the request does not stream, as one JSON

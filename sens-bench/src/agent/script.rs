@@ -1,6 +1,6 @@
-//! The `script:FILE` scenario format (SPEC 3.3, binding): what the scripted model
-//! server answers, turn by turn, for the main loop and for subagents, and what
-//! it answers to the harness's own decision calls (`decisions`).
+//! The `script:FILE` scenario format (docs/contract.md, "Agents"; binding): what the
+//! scripted model server answers, turn by turn, for the main loop and for subagents, and
+//! what it answers to the harness's own decision calls (`decisions`).
 
 use std::path::Path;
 

@@ -1,5 +1,5 @@
-//! Grade, the third stage of an attempt (SPEC 3.5): the agent's change, the
-//! integrity evidence, the hook counts, the measures, and the project's and the
+//! Grade, the third stage of an attempt (docs/contract.md, "Runs"): the agent's change,
+//! the integrity evidence, the hook counts, the measures, and the project's and the
 //! hidden tests under the retry rule (a failure counts only when it repeats).
 
 use std::path::Path;

@@ -1,8 +1,8 @@
-//! `manifest.toml`: what a batch was run with (SPEC 3.5). A rerun into the same
-//! folder must match it (same agent, CLI version, model, effort, seed, and the same
-//! content for every task and condition already in it); it may add tasks,
-//! conditions and repetitions. A mismatch is an error listing every difference,
-//! never a silent mix of two set-ups in one batch.
+//! `manifest.toml`: what a batch was run with (docs/contract.md, "Runs"). A rerun into
+//! the same folder must match it (same agent, CLI version, model, effort, seed, and the
+//! same content for every task and condition already in it); it may add tasks, conditions
+//! and repetitions. A mismatch is an error listing every difference, never a silent mix
+//! of two set-ups in one batch.
 //!
 //! A shard of a batch split across machines records its part in `shard`; a batch
 //! merged from shards has none, and `partial` when some shards were left out

@@ -1,4 +1,4 @@
-//! The batch (SPEC 3.5): every unit (task or sequence) x condition x
+//! The batch (docs/contract.md, "Runs"): every unit (task or sequence) x condition x
 //! repetition, with `--jobs` workers, resumable, and failures kept in their
 //! classes. `run` and `sequence run` are two thin commands over it.
 //!
@@ -9,22 +9,23 @@
 //! - [`attempt`]: one attempt on a copy, prepare -> play -> grade -> save
 //!   (`prepare.rs`, `play.rs`, `grade.rs`; saving is [`BatchFolder`]'s).
 //!
-//! Decisions where the SPEC is silent:
+//! Decisions where the contract (docs/contract.md) is silent:
 //! - After set-up, the project's own tests run once more (twice when they fail)
 //!   before the agent starts: a copy whose tests fail before the agent touched it
 //!   is an `infra_error`, never a result, and `regression` then means tests that
 //!   passed at the start of this very run fail twice after it.
-//! - What set-up creates (virtual environments, `node_modules`, egg-info) and the
-//!   caches test runs leave (`__pycache__`, `.pytest_cache`) are the harness's
-//!   exclusions (`Workspace::excluded`): not part of the agent's change. They are
-//!   also listed in the copy's `.git/info/exclude` so they do not show in `git
-//!   status`; that file itself hides nothing (README "Ignore rules that count").
+//! - What set-up creates (virtual environments, `node_modules`, egg-info) and the caches
+//!   test runs leave (`__pycache__`, `.pytest_cache`) are the harness's exclusions
+//!   (`Workspace::excluded`): not part of the agent's change. They are also listed in the
+//!   copy's `.git/info/exclude` so they do not show in `git status`; that file itself
+//!   hides nothing (docs/integrity.md, "Ignore rules that count").
 //! - `duration_s` is the agent's wall-clock time (CLI start to exit): what a
 //!   condition costs in time. Set-up and grading times are in `timings.json`.
 //! - `tokens` are the main loop's `usage`; `cost_usd` is `total_cost_usd`, which
 //!   includes subagents. The transcript keeps the CLI's `modelUsage` as well.
 //! - Test commands get the task's `timeout_s` each.
-//! - The default agent is `oracle` unless ANTHROPIC_API_KEY is set (SPEC 3.3).
+//! - The default agent is `oracle` unless ANTHROPIC_API_KEY is set
+//!   (docs/contract.md, "Agents").
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

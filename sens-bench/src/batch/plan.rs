@@ -1,8 +1,8 @@
-//! The plan of a batch (SPEC 3.5): every task x condition x repetition, with the
-//! conditions ordered randomly within each (task, rep) block so that drift over
-//! time (API load, caches, machine noise) does not favour one condition. The order
-//! comes from a fixed seed and depends only on (seed, task, rep): adding a task to
-//! a batch does not reshuffle the blocks already planned.
+//! The plan of a batch (docs/contract.md, "Runs"): every task x condition x repetition,
+//! with the conditions ordered randomly within each (task, rep) block so that drift over
+//! time (API load, caches, machine noise) does not favour one condition. The order comes
+//! from a fixed seed and depends only on (seed, task, rep): adding a task to a batch does
+//! not reshuffle the blocks already planned.
 //!
 //! A batch split across machines (`--shard K/N`) runs the runs of whole (unit,
 //! rep) blocks only ([`select_shard`]): a block's random order stays on one

@@ -1,5 +1,6 @@
-//! `runs.jsonl`, the batch's record file (SPEC 3.5): one JSON record per line,
-//! appended atomically, never duplicated, and read back to resume a batch.
+//! `runs.jsonl`, the batch's record file (docs/contract.md, "The run record"): one JSON
+//! record per line, appended atomically, never duplicated, and read back to resume a
+//! batch.
 //!
 //! A record is appended with [`jsonl::append_line`]: one `write` of the whole line
 //! under an exclusive file lock, then synced, and cut back when the write fails (a

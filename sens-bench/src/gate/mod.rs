@@ -1,8 +1,9 @@
-//! Rules as data and the regression gate (SPEC 3.11): which rules each condition
-//! judges with, and `sens-bench gate BATCH [--rules FILE] [--against FILE]`,
-//! which replays every recorded engine decision of a batch with the current
-//! engine and the given rules and lists what changed, in the manner of ruff's
-//! ecosystem check: a summary line, a table by rule, then each change.
+//! Rules as data and the regression gate
+//! (docs/contract.md, "Rules as data, the gate and calibration"): which rules each
+//! condition judges with, and `sens-bench gate BATCH [--rules FILE] [--against FILE]`,
+//! which replays every recorded engine decision of a batch with the current engine and
+//! the given rules and lists what changed, in the manner of ruff's ecosystem check: a
+//! summary line, a table by rule, then each change.
 //!
 //! - Old side: the verdict the ledger recorded, or with `--against` the replay
 //!   with that rules file. New side: the replay with `--rules` (default: the

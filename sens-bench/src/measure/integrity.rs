@@ -1,6 +1,6 @@
-//! Integrity evidence (SPEC 3.5), recorded, never hidden: did the agent reach
-//! the task's own files (its folder, hidden tests, reference), did it edit
-//! the project's existing tests, and did it add files that shadow the test runner?
+//! Integrity evidence (docs/contract.md, "Integrity and limits"), recorded, never hidden:
+//! did the agent reach the task's own files (its folder, hidden tests, reference), did it
+//! edit the project's existing tests, and did it add files that shadow the test runner?
 
 use sens_engine::paths::is_test_path;
 use serde_json::Value;

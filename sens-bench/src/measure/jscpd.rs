@@ -1,5 +1,6 @@
-//! jscpd's count of duplicated lines (SPEC 3.8), measured the way the published
-//! study measured: jscpd 5.3.2 with its defaults over the project's size files.
+//! jscpd's count of duplicated lines (docs/contract.md, "Measurement"), measured the way
+//! the published study measured: jscpd 5.3.2 with its defaults over the project's size
+//! files.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,18 +1,17 @@
-//! Measurement of a run (SPEC 3.8). One definition per quantity, used by task
-//! runs and sequence steps alike:
+//! Measurement of a run (docs/contract.md, "Measurement"). One definition per quantity,
+//! used by task runs and sequence steps alike:
 //!
 //! - `loc_added` / `loc_removed`: lines of code (tokei's code lines: non-blank,
 //!   non-comment) among the lines the diff adds / removes, each file read as its
 //!   language by its name; files tokei does not know (data, config) hold no code.
 //! - `loc_total`: lines of code of the project's size files after the change
 //!   (`loc.rs`, the one definition of size).
-//! - Size files: a sequence's `size` globs; for a task (which names none), every
-//!   file in one of the engine's languages (code, not docs or data) that is not a
-//!   test file (`sens_engine::paths::is_test_path`) and that the ignore rules that
-//!   count do not hide (README "Ignore rules that count": a file the agent hid
-//!   with `.git/info/exclude` counts). Only these count for the size, functions
-//!   and duplicates:
-//!   tests an agent adds are not code it made the project carry.
+//! - Size files: a sequence's `size` globs; for a task (which names none), every file in
+//!   one of the engine's languages (code, not docs or data) that is not a test file
+//!   (`sens_engine::paths::is_test_path`) and that the ignore rules that count do not
+//!   hide (docs/integrity.md, "Ignore rules that count": a file the agent hid with
+//!   `.git/info/exclude` counts). Only these count for the size, functions and
+//!   duplicates: tests an agent adds are not code it made the project carry.
 //! - `functions_added`: function units (the engine's parse) in the size files
 //!   after the change, beyond those of the same name in the same file before it;
 //!   `function_lines_median`: the median of their lengths in lines (first to last

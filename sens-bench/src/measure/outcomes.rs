@@ -1,7 +1,7 @@
-//! Decision outcomes (SPEC 3.13): for every denial and block of the engine, what
-//! the agent did next. The classes are defined on [`Outcome`]; the record carries
-//! their counts ([`OutcomeCounts`]) and the viewer shows each decision's class
-//! inline.
+//! Decision outcomes (docs/contract.md, "The viewer and decision outcomes"): for every
+//! denial and block of the engine, what the agent did next. The classes are defined on
+//! [`Outcome`]; the record carries their counts ([`OutcomeCounts`]) and the viewer shows
+//! each decision's class inline.
 //!
 //! Classified from the hook ledger alone: its lines hold every hook input, so every
 //! tool call of the main loop and of subagents (with `agent_id`), in order, with

@@ -1,4 +1,4 @@
-//! The comparisons as JSON (SPEC 3.10, field names binding):
+//! The comparisons as JSON (docs/contract.md, "Reports"; field names binding):
 //! `{"comparisons": [{"scope", "metric", "condition", "baseline", "n",
 //! "n_baseline", "median_diff", "ci_low", "ci_high", "p_exact"}, ...]}`.
 //! `p_exact` is `null` when the exact enumeration was refused (too large).

@@ -1,4 +1,4 @@
-//! Reports on a batch folder (SPEC 3.10): `sens-bench report` and
+//! Reports on a batch folder (docs/contract.md, "Reports"): `sens-bench report` and
 //! `sens-bench sequence report`. Records are read once, analysed into a plain value
 //! ([`analysis::Analysis`], [`sequence::SequenceAnalysis`]), and each output format
 //! is one small module rendering that value behind [`Exporter`].

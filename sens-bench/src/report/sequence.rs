@@ -1,6 +1,6 @@
-//! `sens-bench sequence report BATCH` (SPEC 3.7, 3.10): per sequence (condition x
-//! rep) the size after every step and at the end, growth curves, the Horizonte
-//! decision, functions, duplicate lines, probes and tokens.
+//! `sens-bench sequence report BATCH` (docs/contract.md, "Horizonte sequences" and
+//! "Reports"): per sequence (condition x rep) the size after every step and at the end,
+//! growth curves, the Horizonte decision, functions, duplicate lines, probes and tokens.
 //!
 //! Sizes are state measures: a step that ended in a timeout or an agent error still
 //! leaves a project the next step builds on, so its measured `loc_total` counts;
@@ -310,7 +310,7 @@ fn decide(runs: &[SequenceRun], condition: &str, baseline: &str) -> Result<Decis
     })
 }
 
-/// The JSON of SPEC 3.10 (field names binding).
+/// The JSON of docs/contract.md, "Reports" (field names binding).
 pub struct SequenceJson;
 
 #[derive(Serialize)]
@@ -380,8 +380,8 @@ fn json_decision(a: &SequenceAnalysis) -> Option<JsonDecision<'_>> {
     })
 }
 
-/// One sequence: `sequences` and its `decision` (SPEC 3.10). Several: every
-/// sequence's runs, `decisions` per sequence and the `stratified` test across them.
+/// One sequence: `sequences` and its `decision` (docs/contract.md, "Reports"). Several:
+/// every sequence's runs, `decisions` per sequence and the `stratified` test across them.
 impl Exporter<SequenceBatch> for SequenceJson {
     fn render(&self, b: &SequenceBatch) -> anyhow::Result<String> {
         let sequences = b.sequences.iter().flat_map(json_sequences).collect();

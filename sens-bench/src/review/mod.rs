@@ -1,5 +1,6 @@
-//! `sens-bench review rules|run|test|dismiss` (SPEC 7): review rules next to
-//! the code they judge (`spec::review_rules`), answered by a decision model
+//! `sens-bench review rules|run|test|dismiss`
+//! (docs/contract.md, "Guards, review and Sens in a person's project"): review rules next
+//! to the code they judge (`spec::review_rules`), answered by a decision model
 //! (`agent::decider`) as one probability per rule.
 //!
 //! - Every score reads "the change follows the rule": a mistake's probability is

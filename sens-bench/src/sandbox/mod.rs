@@ -1,10 +1,11 @@
-//! The sandbox every command of a run executes in (README "The sandbox"): the
-//! agent's CLI and everything it starts, and the task's own commands (set-up,
-//! baseline, project and hidden tests) run under bubblewrap, in a mount
-//! namespace that shows only what they need and a pid namespace of their own, so
-//! that when the sandbox's first process ends every process in it ends. The
-//! agent's sandbox shares the network namespace (the scripted model server on
-//! 127.0.0.1 and the API stay reachable); a task's tests get loopback only.
+//! The sandbox every command of a run executes in
+//! (docs/integrity.md, "The sandbox: what each command sees"): the agent's CLI and
+//! everything it starts, and the task's own commands (set-up, baseline, project and
+//! hidden tests) run under bubblewrap, in a mount namespace that shows only what they
+//! need and a pid namespace of their own, so that when the sandbox's first process ends
+//! every process in it ends. The agent's sandbox shares the network namespace (the
+//! scripted model server on 127.0.0.1 and the API stay reachable); a task's tests get
+//! loopback only.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
-//! Conditions (SPEC 3.4): what an agent session gets besides the task. They are
-//! data in `bench/conditions.toml`, so a user adds one without touching code.
+//! Conditions (docs/contract.md, "Conditions"): what an agent session gets besides the
+//! task. They are data in `bench/conditions.toml`, so a user adds one without touching
+//! code.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
-//! The files that say what to run (SPEC 3.1, 3.4, 3.7): task files, sequence
-//! files and the conditions file, each parsed into plain types and checked before
-//! anything runs. Errors name the file and the field.
+//! The files that say what to run (docs/contract.md, "Task files", "Conditions",
+//! "Horizonte sequences"): task files, sequence files and the conditions file, each
+//! parsed into plain types and checked before anything runs. Errors name the file and the
+//! field.
 //!
 //! This module holds what task and sequence files share (languages, paths inside
 //! the file's folder, command lines); `task` builds on `sequence` (a snapshot

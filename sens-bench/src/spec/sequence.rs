@@ -1,5 +1,5 @@
-//! Horizonte sequence files (`sequences/<name>/sequence.toml` and its
-//! `probes.toml`, SPEC 3.7): parsed into plain types, then checked.
+//! Horizonte sequence files (`sequences/<name>/sequence.toml` and its `probes.toml`;
+//! docs/contract.md, "Horizonte sequences"): parsed into plain types, then checked.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

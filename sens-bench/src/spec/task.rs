@@ -1,6 +1,6 @@
-//! Task files (`bench/tasks/<id>/task.toml`, SPEC 3.1): parsed into plain types,
-//! then checked, so that nothing runs on a bad file. Paths in a task file are
-//! relative to the task's own folder and are resolved here.
+//! Task files (`bench/tasks/<id>/task.toml`; docs/contract.md, "Task files"): parsed into
+//! plain types, then checked, so that nothing runs on a bad file. Paths in a task file
+//! are relative to the task's own folder and are resolved here.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,7 +14,7 @@ use super::{
     Commands, Expect, check_language, check_name, existing, prompt_file, read_toml, relative_inside,
 };
 
-/// What kind of reuse a task tests (SPEC 4).
+/// What kind of reuse a task tests (docs/contract.md, "Bench content").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {

@@ -1,6 +1,6 @@
-//! The Horizonte decision (SPEC, fixed before measuring): the condition makes the
-//! project smaller only if every condition sequence ends smaller than every baseline
-//! one.
+//! The Horizonte decision (docs/contract.md, "Statistics"; fixed before measuring): the
+//! condition makes the project smaller only if every condition sequence ends smaller than
+//! every baseline one.
 
 use super::permutation::{Statistic, permutation_test};
 use super::sample::Sample;

@@ -1,4 +1,5 @@
-//! Statistics (SPEC 3.9): small pure modules over validated samples, no I/O.
+//! Statistics (docs/contract.md, "Statistics"): small pure modules over validated
+//! samples, no I/O.
 //!
 //! - `sample`: a [`Sample`] is checked once (non-empty, finite) where the values
 //!   come in; every entry point takes samples, so none checks its input again.

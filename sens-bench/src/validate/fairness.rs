@@ -1,11 +1,11 @@
-//! Fair to correct work (SPEC 3.11): a task's own reference solution must pass
-//! the engine. `validate` plays the reference under the engine's hook session
-//! the way the oracle does under C2, without the CLI: the task's prompt, a
-//! PreToolUse for every tool call of the oracle's scenario (each Write with the
-//! file's whole new content), the patch applied, one PostToolUse rescan, and a
-//! Stop. Every denial, block or pause is an unjust decision by construction,
-//! reported with its rule; the task is invalid then. The prompt gets no
-//! suggestions: they decide nothing, and ranking them would embed every symbol.
+//! Fair to correct work (docs/contract.md, "Validation"): a task's own reference solution
+//! must pass the engine. `validate` plays the reference under the engine's hook session
+//! the way the oracle does under C2, without the CLI: the task's prompt, a PreToolUse for
+//! every tool call of the oracle's scenario (each Write with the file's whole new
+//! content), the patch applied, one PostToolUse rescan, and a Stop. Every denial, block
+//! or pause is an unjust decision by construction, reported with its rule; the task is
+//! invalid then. The prompt gets no suggestions: they decide nothing, and ranking them
+//! would embed every symbol.
 
 use std::path::Path;
 

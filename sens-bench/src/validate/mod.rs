@@ -1,8 +1,8 @@
-//! `sens-bench validate` (SPEC 3.2, [`task`]) and `sens-bench sequence
-//! validate` (SPEC 3.7, [`sequence`]): every task and step is checked in fresh
-//! copies, and a check that does not give the expected result counts only when a
-//! second run agrees (otherwise it is a flake, reported with the log of the run
-//! that went wrong).
+//! `sens-bench validate` (docs/contract.md, "Validation"; [`task`]) and `sens-bench
+//! sequence validate` (docs/contract.md, "Horizonte sequences"; [`sequence`]): every task
+//! and step is checked in fresh copies, and a check that does not give the expected
+//! result counts only when a second run agrees (otherwise it is a flake, reported with
+//! the log of the run that went wrong).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

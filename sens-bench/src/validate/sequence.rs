@@ -1,5 +1,6 @@
-//! `sens-bench sequence validate DIR` (SPEC 3.7): copies walk from the start
-//! through every reference state, `--jobs` stretches of the sequence at once.
+//! `sens-bench sequence validate DIR` (docs/contract.md, "Horizonte sequences"): copies
+//! walk from the start through every reference state, `--jobs` stretches of the sequence
+//! at once.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -29,8 +30,9 @@ pub struct SequenceOptions {
     pub jobs: usize,
 }
 
-/// `sens-bench sequence validate DIR` (SPEC 3.7): exit 0 only if the start and
-/// every step are valid and every probe reads 1 on the final reference state.
+/// `sens-bench sequence validate DIR` (docs/contract.md, "Horizonte sequences"): exit 0
+/// only if the start and every step are valid and every probe reads 1 on the final
+/// reference state.
 ///
 /// Reference states do not depend on each other's checks (state k is the start
 /// plus patches 1..k), so with `--jobs N` the steps are cut into N stretches of

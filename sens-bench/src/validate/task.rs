@@ -1,5 +1,5 @@
-//! `sens-bench validate` (SPEC 3.2): each task in a start copy and a reference
-//! copy, `--repeat` times, `--jobs` tasks at once.
+//! `sens-bench validate` (docs/contract.md, "Validation"): each task in a start copy and
+//! a reference copy, `--repeat` times, `--jobs` tasks at once.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,8 +31,8 @@ pub struct TaskOptions {
     pub logs: Option<PathBuf>,
 }
 
-/// The three checks of SPEC 3.2 on one task, once: a start copy (tests pass,
-/// hidden tests fail) and a reference copy (tests and hidden tests pass).
+/// The three checks of docs/contract.md, "Validation", on one task, once: a start copy
+/// (tests pass, hidden tests fail) and a reference copy (tests and hidden tests pass).
 fn validate_task_once(
     task: &Task,
     cache: &Cache,

@@ -1,4 +1,5 @@
-//! The change the agent made (SPEC 3.5), read from the copy's own repository.
+//! The change the agent made (docs/contract.md, "Runs"), read from the copy's own
+//! repository.
 
 use std::path::Path;
 

@@ -42,9 +42,9 @@ pub fn baseline_tree(repo: &Repository, baseline: Oid) -> Result<Tree<'_>> {
         .with_context(|| format!("the baseline commit {baseline} is missing"))
 }
 
-/// The ignore rules that count in the copy at `root` (README "Ignore rules that
-/// count"): the `.gitignore` files of the commit `baseline` and the harness's own
-/// `excluded` patterns.
+/// The ignore rules that count in the copy at `root`
+/// (docs/integrity.md, "Ignore rules that count"): the `.gitignore` files of the commit
+/// `baseline` and the harness's own `excluded` patterns.
 pub fn copy_rules(root: &Path, baseline: Oid, excluded: &[String]) -> Result<Ignores> {
     let repo = open_copy(root)?;
     let tree = baseline_tree(&repo, baseline)?;

@@ -50,7 +50,7 @@ pub struct Workspace {
     pub env: Vec<(String, String)>,
     /// The harness's own ignore patterns (what set-up made, test caches): with
     /// the baseline's `.gitignore` files, the only rules that hide a file from the
-    /// diff (README "Ignore rules that count").
+    /// diff (docs/integrity.md, "Ignore rules that count").
     pub excluded: Vec<String>,
     /// The build folder this copy holds alone while it lives.
     _build: Option<Lease>,

@@ -1,10 +1,10 @@
-//! Seeding a Rust task's build folder from a cargo target folder that already
-//! built this repository (`SENS_BENCH_SEED_TARGET`, e.g. `target` after the
-//! tests). The tasks pin an older commit whose lock file shares most dependency
-//! versions with today's, and cargo reuses every unit whose inputs hash the
-//! same: from a clean clone's tests' build 363 of the pinned commit's 425 units
-//! (its first build and tests 75 s against 614-669 s from nothing on two cores;
-//! README, "The Rust tasks' build, seeded" and "CI under 20 minutes").
+//! Seeding a Rust task's build folder from a cargo target folder that already built this
+//! repository (`SENS_BENCH_SEED_TARGET`, e.g. `target` after the tests). The tasks pin an
+//! older commit whose lock file shares most dependency versions with today's, and cargo
+//! reuses every unit whose inputs hash the same: from a clean clone's tests' build 363 of
+//! the pinned commit's 425 units (its first build and tests 75 s against 614-669 s from
+//! nothing on two cores; docs/caches.md, "The Rust tasks' build, seeded", and
+//! docs/experiments/ci.md, "CI under 20 minutes").
 
 use std::path::{Path, PathBuf};
 

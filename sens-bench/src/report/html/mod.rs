@@ -1,5 +1,6 @@
-//! The batch viewer (SPEC 3.13): `report.html`, and one page per run under
-//! `view/`, all static files that open from `file://` (no server, no network).
+//! The batch viewer (docs/contract.md, "The viewer and decision outcomes"):
+//! `report.html`, and one page per run under `view/`, all static files that open from
+//! `file://` (no server, no network).
 //!
 //! - Templates are `maud`'s `html!`, checked when the crate compiles; every value
 //!   written into a page goes through maud's escaping, so agent output (a
