@@ -33,7 +33,7 @@ pub fn copy_findings(
     let cfg = index.config();
     let may_block = may_block(path, text);
     let same_file = |_: UnitId, u: &Unit| &*u.file == path;
-    let mut found: Vec<(&UnitData, Finding)> = Vec::new();
+    let mut found: Vec<Judged> = Vec::new();
     for unit in added_units(before, after) {
         let mut matches = index.copies(unit, same_file);
         // A copy that already stood in the old version of this unit is not new.
@@ -49,12 +49,52 @@ pub fn copy_findings(
             continue;
         };
         let blocks = may_block && blocks(cfg, text, unit, best.kind, existing);
-        found.push((
+        found.push(Judged {
             unit,
-            copy_finding(index, path, unit, best, existing, blocks),
-        ));
+            existing,
+            finding: copy_finding(index, path, unit, best, existing, blocks),
+        });
     }
-    outermost(found)
+    confirm_by_windows(&mut found);
+    outermost(found.into_iter().map(|j| (j.unit, j.finding)).collect())
+}
+
+/// A unit the write adds, its best match and the finding made of them.
+struct Judged<'a> {
+    unit: &'a UnitData,
+    existing: &'a Unit,
+    finding: Finding,
+}
+
+/// A whole unit whose match was only a hint (its shape alone seemed dictated:
+/// renamed names and a line inserted or deleted share few words) denies when
+/// a window inside it denies against the unit it matched: the copy is proven,
+/// and the whole unit is the finding to report ("call `parse_amount`"), not a
+/// run of its lines.
+fn confirm_by_windows(found: &mut [Judged]) {
+    let within = |inner: &Judged, outer: &Judged| {
+        let (i, o) = (&inner.existing, &outer.existing);
+        i.file == o.file
+            && o.data.start_line <= i.data.start_line
+            && i.data.end_line <= o.data.end_line
+            && outer.unit.start_line <= inner.unit.start_line
+            && inner.unit.end_line <= outer.unit.end_line
+    };
+    let proven: Vec<usize> = (0..found.len())
+        .filter(|&o| {
+            let outer = &found[o];
+            !outer.finding.blocks
+                && outer.unit.kind != UnitKind::Window
+                && found.iter().any(|inner| {
+                    inner.finding.blocks
+                        && inner.unit.kind == UnitKind::Window
+                        && within(inner, outer)
+                })
+        })
+        .collect();
+    for o in proven {
+        found[o].finding.blocks = true;
+    }
 }
 
 /// Whether a write of `text` to `path` may be denied for a copy at all:

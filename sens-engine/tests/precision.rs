@@ -171,3 +171,46 @@ fn parses_every_header_of_a_request() {
     let found = findings("tests/request.rs", test, "tests/headers.rs", &copied);
     assert!(denied(&found), "{found:#?}");
 }
+
+/// A function copied with every name changed and its docstring left out: the
+/// words differ, yet the copied lines deny, and the whole function is what the
+/// denial names.
+#[test]
+fn a_renamed_copy_with_a_line_left_out_is_denied_as_a_whole() {
+    let existing = r#"def parse_amount(text, currency="EUR"):
+    """Turn a typed amount such as '-1.234,56 EUR' into cents."""
+    cleaned = text.strip().replace(currency, "").strip()
+    negative = cleaned.startswith("-")
+    if negative:
+        cleaned = cleaned[1:]
+    if "," in cleaned and "." in cleaned:
+        cleaned = cleaned.replace(".", "").replace(",", ".")
+    elif "," in cleaned:
+        cleaned = cleaned.replace(",", ".")
+    if not cleaned:
+        raise ValueError(f"not an amount: {text!r}")
+    whole, _, fraction = cleaned.partition(".")
+    cents = int(whole or "0") * 100 + int((fraction + "00")[:2])
+    return -cents if negative else cents
+"#;
+    let copy = r#"def to_cents(raw, unit="EUR"):
+    value = raw.strip().replace(unit, "").strip()
+    minus = value.startswith("-")
+    if minus:
+        value = value[1:]
+    if "," in value and "." in value:
+        value = value.replace(".", "").replace(",", ".")
+    elif "," in value:
+        value = value.replace(",", ".")
+    if not value:
+        raise ValueError(f"not an amount: {raw!r}")
+    units, _, rest = value.partition(".")
+    total = int(units or "0") * 100 + int((rest + "00")[:2])
+    return -total if minus else total
+"#;
+    let found = findings("src/util.py", existing, "src/money.py", copy);
+    let denials: Vec<&Finding> = found.iter().filter(|f| f.blocks).collect();
+    assert_eq!(denials.len(), 1, "{found:?}");
+    assert_eq!(denials[0].new.name, "to_cents", "{found:?}");
+    assert_eq!(denials[0].existing.as_ref().unwrap().line, 1, "{found:?}");
+}
