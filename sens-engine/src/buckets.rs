@@ -38,13 +38,13 @@ impl<T> Default for Spill<T> {
 impl<T> Spill<T> {
     /// Bytes its lists hold (the `footprint`'s tables).
     fn heap_bytes(&self) -> usize {
-        self.lists.capacity() * std::mem::size_of::<Vec<T>>()
+        self.lists.capacity() * size_of::<Vec<T>>()
             + self
                 .lists
                 .iter()
-                .map(|list| list.capacity() * std::mem::size_of::<T>())
+                .map(|list| list.capacity() * size_of::<T>())
                 .sum::<usize>()
-            + self.free.capacity() * std::mem::size_of::<u32>()
+            + self.free.capacity() * size_of::<u32>()
     }
 
     /// Keeps the two values of a key that had one; returns the table value
@@ -112,7 +112,7 @@ impl<K> Buckets<K> {
     /// Bytes the table holds, `key_bytes` being what one key owns beyond itself
     /// (a hash map's slot also costs a control byte).
     pub fn heap_bytes(&self, key_bytes: impl Fn(&K) -> usize) -> usize {
-        self.map.capacity() * (std::mem::size_of::<(K, u32)>() + 1)
+        self.map.capacity() * (size_of::<(K, u32)>() + 1)
             + self.map.keys().map(key_bytes).sum::<usize>()
             + self.spill.heap_bytes()
     }
@@ -216,7 +216,7 @@ pub struct KeyBuckets {
 impl KeyBuckets {
     /// Bytes the table holds.
     pub fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Slot>() + self.spill.heap_bytes()
+        self.slots.capacity() * size_of::<Slot>() + self.spill.heap_bytes()
     }
 
     /// The slot where `key`'s probe starts; the table is not empty. Keys are

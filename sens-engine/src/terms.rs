@@ -42,7 +42,7 @@ pub struct Terms {
 impl Terms {
     /// Bytes its words hold (the index's `footprint`).
     pub fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.words)
+        size_of_val(&*self.words)
     }
 
     /// The bag of a symbol's name, signature, doc comment and body words (the

@@ -456,7 +456,7 @@ mod tests {
     #[test]
     fn new_code_with_nothing_like_it_is_answered_nothing() {
         let index = index();
-        crate::suggest::prepare(&index);
+        suggest::prepare(&index);
         let code = "def to_roman(n):\n    out = ''\n    for value, letters in [(10, 'X'), (5, 'V'), (1, 'I')]:\n        while n >= value:\n            out += letters\n            n -= value\n    return out\n";
         let answer = already_exists(&index, Some(code), None, None).unwrap();
         assert!(

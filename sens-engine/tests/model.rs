@@ -255,7 +255,7 @@ fn a_background_pass_keeps_the_vectors_in_the_engines_cache_folder() {
     assert!(fresh.cached(unit).is_none());
     fresh.read_store(store.path());
     let kept = fresh.cached(unit).expect("the kept vector");
-    let made = fresh.embed(&sens_engine::suggest::model::symbol_text(unit), 126);
+    let made = fresh.embed(&suggest::model::symbol_text(unit), 126);
     assert!(cosine(&kept, &made) > 0.9999);
     // A corrupt file holds nothing and breaks nothing.
     std::fs::write(file().unwrap(), b"SENSMLV1 garbage").unwrap();

@@ -472,7 +472,7 @@ impl ClaudeSession {
             let (cancelled, failure) = (Arc::clone(&cancelled), Arc::clone(&handler_failure));
             let in_flight = Arc::clone(&hooks_in_flight);
             std::thread::spawn(move || {
-                answer_hooks(handler, received, writer, cancelled, failure, &in_flight)
+                answer_hooks(handler, received, writer, cancelled, failure, &in_flight);
             });
             queue
         });

@@ -256,7 +256,7 @@ mod tests {
         let conditions = strings(&["C0", "C1", "C2"]);
         let runs = plan(&units, &conditions, 2, DEFAULT_SEED);
         assert_eq!(runs.len(), 18);
-        let unique: std::collections::HashSet<_> = runs.iter().collect();
+        let unique: HashSet<_> = runs.iter().collect();
         assert_eq!(unique.len(), 18);
         for block in runs.chunks(3) {
             assert!(
@@ -281,7 +281,7 @@ mod tests {
         let first = plan(&units, &conditions, 3, 7);
         assert_eq!(first, plan(&units, &conditions, 3, 7));
         assert_ne!(first, plan(&units, &conditions, 3, 8));
-        let orders: std::collections::HashSet<Vec<String>> = first
+        let orders: HashSet<Vec<String>> = first
             .chunks(3)
             .map(|b| b.iter().map(|r| r.condition.clone()).collect())
             .collect();

@@ -220,7 +220,7 @@ mod tests {
         let root = dir.path().join("project");
         std::fs::create_dir(&root).expect("mkdir");
         std::fs::write(root.join("run.sh"), "#!/bin/sh\necho old\n").expect("write");
-        std::fs::set_permissions(root.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+        std::fs::set_permissions(root.join("run.sh"), Permissions::from_mode(0o755))
             .expect("chmod");
         Repository::init(&root).expect("init");
         commit_all(&root, "baseline").expect("commit");

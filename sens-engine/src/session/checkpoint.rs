@@ -1060,9 +1060,7 @@ mod tests {
         let root = dir.path();
         let mut checkpoints = Checkpoints::open(root)?;
         checkpoints.snapshot()?;
-        let made = std::process::Command::new("mkfifo")
-            .arg(root.join("pipe"))
-            .status()?;
+        let made = Command::new("mkfifo").arg(root.join("pipe")).status()?;
         assert!(made.success());
         let _socket = std::os::unix::net::UnixListener::bind(root.join("engine.sock"))?;
         std::fs::create_dir(root.join("real"))?;

@@ -888,8 +888,8 @@ impl Dense {
                                 0,
                                 &self.bias,
                                 y,
-                            )
-                        })
+                            );
+                        });
                 };
                 // SAFETY: the chunks cover `y`, and `product_into` sets every
                 // value of its chunk.

@@ -99,7 +99,7 @@ impl Quantized {
         // SAFETY: `product_into` sets every value of its output.
         unsafe {
             lanes::written(x.scale.len() * width, |y| {
-                product_into(self, x, from, bias, y)
+                product_into(self, x, from, bias, y);
             })
         }
     }
@@ -265,13 +265,17 @@ mod vnni {
         let block = inputs * LANES;
         let mut acc = [[_mm512_setzero_si512(); BLOCKS]; R];
         for step in 0..inputs / STEP {
-            // SAFETY (this block): the function's conditions bound every read:
-            // block b's step s is 64 bytes at b * block + s * 64 < BLOCKS *
-            // block, row r's step at r * inputs + s * 4 < R * inputs.
-            let weights: [__m512i; BLOCKS] = std::array::from_fn(|b| unsafe {
-                _mm512_loadu_si512(w.as_ptr().add(b * block + step * LANES * STEP).cast())
+            // The function's conditions bound every read: block b's step s is
+            // 64 bytes at b * block + s * 64 < BLOCKS * block, row r's step at
+            // r * inputs + s * 4 < R * inputs.
+            let weights: [__m512i; BLOCKS] = std::array::from_fn(|b| {
+                // SAFETY: block b's step lies inside `w` (above).
+                unsafe {
+                    _mm512_loadu_si512(w.as_ptr().add(b * block + step * LANES * STEP).cast())
+                }
             });
             for (r, acc) in acc.iter_mut().enumerate() {
+                // SAFETY: row r's step lies inside `x` (above).
                 let bytes = unsafe {
                     x.as_ptr()
                         .add(r * inputs + step * STEP)
