@@ -115,6 +115,12 @@ pub struct AgentInfo {
 /// One run (task x condition x rep), or one step of a Horizonte sequence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
+    /// The record's format version ([`crate::batch::format`]); written first.
+    #[serde(
+        default = "crate::batch::format::unstated",
+        deserialize_with = "crate::batch::format::known"
+    )]
+    pub format: u32,
     pub batch: String,
     /// The task id; for a sequence step, the step's id.
     pub task: String,
@@ -365,7 +371,7 @@ pub(crate) mod tests {
     /// A complete `ok` record as JSON, for tests to alter.
     pub(crate) fn sample_json() -> serde_json::Value {
         serde_json::json!({
-            "batch": "b1", "task": "t1", "sequence": null, "step": null,
+            "format": 1, "batch": "b1", "task": "t1", "sequence": null, "step": null,
             "condition": "C0", "rep": 1, "status": "ok",
             "hidden_pass": true, "project_pass": true, "regression": false, "flaky": false,
             "loc_added": 12, "loc_removed": 3, "loc_total": 400,
@@ -394,6 +400,20 @@ pub(crate) mod tests {
         assert_eq!(records[0].status, RunStatus::Ok);
         let back = serde_json::to_value(&records[0]).unwrap();
         assert_eq!(back, sample_json());
+    }
+
+    #[test]
+    fn a_record_of_an_unknown_format_is_refused_by_line_and_one_without_reads_as_1() {
+        let mut value = sample_json();
+        value["format"] = 2.into();
+        let err = format!("{:#}", parse_one(&value).unwrap_err());
+        assert!(err.contains("runs.jsonl:1"), "{err}");
+        assert!(err.contains("`format` is 2"), "{err}");
+
+        value.as_object_mut().unwrap().remove("format");
+        assert_eq!(parse_one(&value).unwrap()[0].format, 1);
+        let line = serde_json::to_string(&parse_one(&sample_json()).unwrap()[0]).unwrap();
+        assert!(line.starts_with(r#"{"format":1,"#), "{line}");
     }
 
     #[test]

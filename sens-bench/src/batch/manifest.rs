@@ -22,6 +22,12 @@ pub use crate::record::AgentInfo;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
+    /// The manifest's format version ([`super::format`]); written first.
+    #[serde(
+        default = "super::format::unstated",
+        deserialize_with = "super::format::known"
+    )]
+    pub format: u32,
     pub sens_bench_version: String,
     /// The commit of this repository the engine was built from, when known.
     pub engine_rev: String,
@@ -337,6 +343,7 @@ pub(crate) mod tests {
     /// An unsharded manifest, for tests to alter.
     pub(crate) fn manifest() -> Manifest {
         Manifest {
+            format: super::super::format::FORMAT,
             sens_bench_version: "0.1.0".into(),
             engine_rev: "abc".into(),
             seed: 1,
@@ -358,6 +365,27 @@ pub(crate) mod tests {
             shard: None,
             partial: None,
         }
+    }
+
+    #[test]
+    fn a_manifest_of_an_unknown_format_is_refused_by_name_and_one_without_reads_as_1() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest.toml");
+        manifest().save(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("format = 1\n"), "{text}");
+
+        std::fs::write(
+            &path,
+            text.replacen("format = 1", "format = 7\nnew_field = 1", 1),
+        )
+        .unwrap();
+        let err = format!("{:#}", Manifest::load(&path).unwrap_err());
+        assert!(err.contains("manifest.toml"), "{err}");
+        assert!(err.contains("`format` is 7"), "{err}");
+
+        std::fs::write(&path, text.replacen("format = 1\n", "", 1)).unwrap();
+        assert_eq!(Manifest::load(&path).unwrap(), Some(manifest()));
     }
 
     #[test]

@@ -55,6 +55,7 @@ use stage::{Started, Timings};
 
 mod attempt;
 pub mod dry_run;
+pub mod format;
 mod grade;
 pub mod labels;
 pub mod leftovers;
@@ -268,6 +269,7 @@ impl BatchFolder {
             eprintln!("removed {removed} temporary folders left by killed runs of this batch");
         }
         let wanted = Manifest {
+            format: format::FORMAT,
             sens_bench_version: env!("CARGO_PKG_VERSION").to_string(),
             engine_rev: engine_rev.clone(),
             seed: args.seed,
@@ -424,6 +426,7 @@ impl BatchFolder {
 
     fn blank_record(&self, key: &RunKey, started: Started) -> RunRecord {
         RunRecord {
+            format: format::FORMAT,
             batch: self.name.clone(),
             task: key.task.clone(),
             sequence: key.sequence.clone(),
