@@ -317,7 +317,7 @@ pub fn parse_records(text: &str, path: &Path) -> anyhow::Result<Vec<RunRecord>> 
     for line in crate::jsonl::lines::<RunRecord>(
         text,
         path,
-        "a valid run record (see SPEC 3.5 for the fields)",
+        "a valid run record (docs/runs.md lists the fields)",
     ) {
         let (line_no, record) = line?;
         if let Some(field) = record.missing_graded_field() {
