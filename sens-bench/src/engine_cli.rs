@@ -19,6 +19,7 @@ use sens_engine::index::{BuildReport, Index, Unit};
 use sens_engine::judge::Judge;
 use sens_engine::session::DEFAULT_HOOK_TIMEOUT_SECS;
 use sens_engine::shared_lines::{SharedLines, shared_lines};
+use sens_engine::suggest::vector_cache::VectorCounts;
 use sens_engine::suggest::{self, Ranking};
 use sens_engine::walk::WalkOptions;
 use serde::Serialize;
@@ -70,6 +71,10 @@ pub enum EngineCommand {
         /// (items are shown even when the engine would say nothing).
         #[arg(long)]
         explain: bool,
+        /// The on-disk cache of parses and symbol vectors (default: the resident
+        /// engine's, DIR/.sens/index-cache).
+        #[arg(long, value_name = "CACHE")]
+        cache: Option<PathBuf>,
     },
     /// Suggestions against a file of labelled prompts: hit@8, MRR, wrong-list and
     /// empty-list rates (format: `sens_bench::suggest_eval`).
@@ -77,6 +82,10 @@ pub enum EngineCommand {
         cases: PathBuf,
         #[arg(long)]
         json: bool,
+        /// Without the on-disk index and vector cache: every project parsed and
+        /// every symbol embedded (their cold time).
+        #[arg(long)]
+        cold: bool,
     },
     /// The re-implementation finder against a file of re-implementations and new
     /// code: hit@1, hit@3, MRR, false notes (format: `sens_bench::reuse_eval`).
@@ -206,8 +215,11 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
             prompt,
             json,
             explain,
-        } => suggest(&dir, &cfg, &prompt, json, explain),
-        EngineCommand::SuggestEval { cases, json } => crate::suggest_eval::run(&cases, json),
+            cache,
+        } => suggest(&dir, &cfg, &prompt, (json, explain), cache),
+        EngineCommand::SuggestEval { cases, json, cold } => {
+            crate::suggest_eval::run(&cases, json, cold)
+        }
         EngineCommand::ReuseEval { cases, json } => crate::reuse_eval::run(&cases, json),
         EngineCommand::Bench {
             dir,
@@ -490,24 +502,49 @@ fn check(
 #[derive(Serialize)]
 struct SuggestJson<'a> {
     suggestions: &'a [Suggestion],
+    /// The symbol vectors this command embedded and read (absent without a model).
+    vectors: Option<VectorCounts>,
+}
+
+#[derive(Serialize)]
+struct ExplainJson<'a> {
+    #[serde(flatten)]
+    ranking: &'a Ranking,
+    vectors: Option<VectorCounts>,
 }
 
 fn suggest(
     dir: &Path,
     cfg: &RuleConfig,
     prompt: &str,
-    json: bool,
-    explain: bool,
+    (json, explain): (bool, bool),
+    cache: Option<PathBuf>,
 ) -> Result<ExitCode> {
-    let engine = Engine::open(dir, cfg.clone())?;
+    let cache = match cache {
+        Some(cache) => cache,
+        None => Project::new(dir)?.index_cache(),
+    };
+    // Without a cache (a read-only project) every call parses and embeds again.
+    let cache = IndexCache::open(&cache, cfg)
+        .map_err(|e| eprintln!("sens: {e:#}: nothing is kept for the next call"))
+        .ok();
+    let engine = Engine::open_with_cache(dir, cfg.clone(), cache.as_ref())?;
     // A command runs once: the model's background pass, in the foreground.
-    suggest::prepare(engine.index());
+    engine.prepare_suggestions()?;
+    let vectors = suggest::model::shared().map(|m| m.vector_counts());
     if explain {
         let ranking = suggest::rank(engine.index(), prompt);
         if json {
-            println!("{}", serde_json::to_string_pretty(&ranking)?);
+            let out = ExplainJson {
+                ranking: &ranking,
+                vectors,
+            };
+            println!("{}", serde_json::to_string_pretty(&out)?);
         } else {
             print!("{}", explain_table(&ranking));
+            if let Some(v) = vectors {
+                println!("{}", vectors_line(v));
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -516,7 +553,8 @@ fn suggest(
         println!(
             "{}",
             serde_json::to_string_pretty(&SuggestJson {
-                suggestions: &suggestions
+                suggestions: &suggestions,
+                vectors,
             })?
         );
     } else if suggestions.is_empty() {
@@ -527,6 +565,17 @@ fn suggest(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn vectors_line(v: VectorCounts) -> String {
+    let mut line = format!(
+        "symbol vectors: {} embedded, {} read from the cache",
+        v.embedded, v.read
+    );
+    if v.rejected > 0 {
+        line.push_str(&format!(" ({} corrupt cache file rebuilt)", v.rejected));
+    }
+    line
 }
 
 fn suggestion_line(s: &Suggestion) -> String {

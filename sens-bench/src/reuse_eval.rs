@@ -34,13 +34,11 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use sens_engine::Engine;
-use sens_engine::config::RuleConfig;
+use sens_engine::lang;
 use sens_engine::reuse::{self, Lookup, decision};
-use sens_engine::{lang, suggest};
 use serde::{Deserialize, Serialize};
 
-use crate::suggest_eval::{ProjectSource, check_projects, fetch};
+use crate::suggest_eval::{ProjectSource, check_projects, fetch, open_engine};
 use crate::workspace::cache::Cache;
 
 #[derive(Debug, Deserialize)]
@@ -213,9 +211,8 @@ pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
         }
         let (root, _copy) = fetch(source, base, &cache)
             .with_context(|| format!("{}: projects.{name}", cases_path.display()))?;
-        let engine = Engine::open(&root, RuleConfig::default())
-            .with_context(|| format!("projects.{name}: cannot index {}", root.display()))?;
-        suggest::prepare(engine.index());
+        let (engine, _) =
+            open_engine(&root, &cache, false).with_context(|| format!("projects.{name}"))?;
         let mut times = Vec::new();
         for case in cases {
             let writes = match case.kind {

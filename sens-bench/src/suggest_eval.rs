@@ -32,6 +32,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use sens_engine::Engine;
+use sens_engine::cache::IndexCache;
 use sens_engine::config::RuleConfig;
 use sens_engine::suggest::{self, Ranking};
 use sens_engine::units::UnitKind;
@@ -305,8 +306,12 @@ struct Speed {
     ms_p50: f64,
     samples: usize,
     /// Symbols the model embedded for this project (0 without a model, or
-    /// when an earlier project of the file had the same texts).
+    /// when an earlier project of the file or the vector cache had the same
+    /// texts).
     embedded: usize,
+    /// Vectors read from the on-disk cache for this project.
+    read: usize,
+    /// The time to have every candidate's vector: read, embedded, written.
     embed_seconds: f64,
 }
 
@@ -316,7 +321,28 @@ const TIMINGS: usize = 5;
 /// Minimum confidences the sweep tries.
 const SWEEP: [f64; 10] = [0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2];
 
-pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
+/// The engine on a case project, with the harness's index cache, which also
+/// keeps the symbol vectors (docs/caches.md), unless `cold`; every candidate's
+/// vector made (the model's background pass, in the foreground). Returns the
+/// engine and how many vectors it embedded.
+pub fn open_engine(root: &Path, cache: &Cache, cold: bool) -> Result<(Engine, usize)> {
+    let cfg = RuleConfig::default();
+    let index_cache = match cold {
+        true => None,
+        false => Some(IndexCache::open(&cache.engine_index()?, &cfg)?),
+    };
+    let engine = Engine::open_with_cache(root, cfg, index_cache.as_ref())
+        .with_context(|| format!("cannot index {}", root.display()))?;
+    let embedded = engine.prepare_suggestions()?;
+    Ok((engine, embedded))
+}
+
+/// Vectors read from on-disk caches by this process so far.
+fn vectors_read() -> usize {
+    suggest::model::shared().map_or(0, |m| m.vector_counts().read)
+}
+
+pub fn run(cases_path: &Path, json: bool, cold: bool) -> Result<ExitCode> {
     let file = load(cases_path)?;
     let base = cases_path.parent().unwrap_or(Path::new("."));
     let cache = Cache::from_env()?;
@@ -329,13 +355,13 @@ pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
         }
         let (root, _copy) = fetch(source, base, &cache)
             .with_context(|| format!("{}: projects.{name}", cases_path.display()))?;
-        let engine = Engine::open(&root, RuleConfig::default())
-            .with_context(|| format!("projects.{name}: cannot index {}", root.display()))?;
-        // The model's background pass, in the foreground and timed apart: the
-        // suggestion's time is with every vector made.
-        let start = Instant::now();
-        let embedded = suggest::prepare(engine.index());
+        // The vectors timed apart (the index included): the suggestion's time
+        // is with every vector made.
+        let (read_before, start) = (vectors_read(), Instant::now());
+        let (engine, embedded) =
+            open_engine(&root, &cache, cold).with_context(|| format!("projects.{name}"))?;
         let embed_seconds = start.elapsed().as_secs_f64();
+        let read = vectors_read() - read_before;
         let mut times = Vec::new();
         for case in cases {
             for _ in 1..TIMINGS {
@@ -359,6 +385,7 @@ pub fn run(cases_path: &Path, json: bool) -> Result<ExitCode> {
             ms_p50: times[times.len() / 2],
             samples: times.len(),
             embedded,
+            read,
             embed_seconds,
         });
     }
@@ -449,10 +476,10 @@ fn table(r: &Report) -> String {
             "{:<20} suggestion p50 {:.2} ms over {} runs, index resident ({} symbols)",
             s.project, s.ms_p50, s.samples, s.symbols
         ));
-        if s.embedded > 0 {
+        if s.embedded + s.read > 0 {
             out.push_str(&format!(
-                "; {} symbols embedded in {:.1} s",
-                s.embedded, s.embed_seconds
+                "; vectors: {} embedded, {} read, in {:.2} s with the index",
+                s.embedded, s.read, s.embed_seconds
             ));
         }
         out.push('\n');

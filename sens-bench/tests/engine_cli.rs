@@ -285,6 +285,80 @@ fn suggest_lists_the_helper_for_a_related_prompt_only() {
     assert_eq!(v["suggestions"].as_array().unwrap().len(), 0, "{v}");
 }
 
+/// `engine suggest --json` on `root` with the installed model: the output and
+/// stderr.
+fn suggest_with_model(root: &Path) -> (Value, String) {
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/minilm");
+    let out = Command::new(BIN)
+        .args(["engine", "suggest", root.to_str().unwrap()])
+        .args(["send the orders to the shop", "--json"])
+        .env("SENS_SUGGEST_MODEL", model)
+        .output()
+        .unwrap();
+    (
+        json(&out),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The symbol vectors this call embedded, read, and the corrupt files it found.
+fn vector_counts(v: &Value) -> (u64, u64, u64) {
+    let n = |field: &str| {
+        v["vectors"][field]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{v}"))
+    };
+    (n("embedded"), n("read"), n("rejected"))
+}
+
+/// Every command that suggests keeps the symbol vectors in the project's cache:
+/// a second call embeds nothing, a changed file re-embeds only its changed
+/// symbol, and a corrupt file is said, rebuilt and never trusted.
+#[test]
+fn suggest_keeps_the_symbol_vectors_for_the_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let shop = |doc: &str| {
+        format!(
+            "def send_order(order, client):\n    \"\"\"{doc}\"\"\"\n    return client.post(order)\n"
+        )
+    };
+    fs::write(root.join("shop.py"), shop("Post one order to the shop.")).unwrap();
+    fs::write(
+        root.join("batches.py"),
+        "def chunked(items, size):\n    \"\"\"Split items into lists of size.\"\"\"\n    return [items[i:i + size] for i in range(0, len(items), size)]\n\n\ndef flatten(lists):\n    \"\"\"Join lists into one.\"\"\"\n    return [x for l in lists for x in l]\n",
+    )
+    .unwrap();
+    let (first, _) = suggest_with_model(root);
+    assert_eq!(vector_counts(&first), (3, 0, 0), "{first}");
+    let (second, _) = suggest_with_model(root);
+    assert_eq!(vector_counts(&second), (0, 3, 0), "{second}");
+    assert_eq!(first["suggestions"], second["suggestions"]);
+    fs::write(
+        root.join("shop.py"),
+        shop("Post one order to the shop's API."),
+    )
+    .unwrap();
+    let (changed, _) = suggest_with_model(root);
+    assert_eq!(vector_counts(&changed), (1, 3, 0), "{changed}");
+    let cache = root.join(".sens/index-cache");
+    let file = fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "vec"))
+        .expect("a vectors file in the project's index cache");
+    let mut bytes = fs::read(&file).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    fs::write(&file, bytes).unwrap();
+    let (rebuilt, stderr) = suggest_with_model(root);
+    assert_eq!(vector_counts(&rebuilt), (3, 0, 1), "{rebuilt}");
+    assert!(stderr.contains("is corrupt"), "{stderr}");
+    assert_eq!(rebuilt["suggestions"], changed["suggestions"]);
+    let (after, _) = suggest_with_model(root);
+    assert_eq!(vector_counts(&after), (0, 3, 0), "{after}");
+}
+
 /// A project whose `fold` helper is found by its doc comment, and a case file on it.
 fn suggest_cases(cases: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -463,6 +463,11 @@ impl Judge for Engine {
     }
 
     fn tool(&self, name: &str, input: &serde_json::Value) -> Result<serde_json::Value, ToolError> {
+        // A description is searched as a prompt is: the vectors the tool's pass
+        // makes are kept in the same cache folder.
+        if let (Some(m), Some(dir)) = (suggest::model::shared(), &self.cache_dir) {
+            m.read_store(dir);
+        }
         tools::call(&self.index, name, input)
     }
 }

@@ -54,6 +54,12 @@ impl Project {
         self.root.join(ENGINE_DIR)
     }
 
+    /// The engine's on-disk index cache, which also keeps the suggestions'
+    /// symbol vectors: the resident engine's and `engine suggest`'s.
+    pub fn index_cache(&self) -> PathBuf {
+        self.engine_dir().join("index-cache")
+    }
+
     pub fn socket(&self) -> anyhow::Result<PathBuf> {
         let socket = self.engine_dir().join("engine.sock");
         ensure!(

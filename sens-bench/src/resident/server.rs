@@ -63,11 +63,7 @@ pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::R
     }
     let socket = project.socket()?;
     // The index cache under `.sens/` makes a restarted engine's start cheap.
-    let engine = open_engine(
-        &project.root,
-        rules,
-        Some(&project.engine_dir().join("index-cache")),
-    )?;
+    let engine = open_engine(&project.root, rules, Some(&project.index_cache()))?;
     let index_files = engine.index().files().count();
     let index_units = engine.index().units().count();
     // The ledger is opened by the session, which follows a link at its place.

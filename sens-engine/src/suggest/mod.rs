@@ -33,6 +33,7 @@
 mod lanes;
 pub mod model;
 mod quant;
+pub mod vector_cache;
 
 use std::path::Path;
 
@@ -136,7 +137,8 @@ pub fn suggest(index: &Index, prompt: &str) -> Vec<Suggestion> {
 }
 
 /// [`suggest`], the symbol vectors also kept in the folder `store` (an engine's
-/// on-disk cache): read at the first suggestion, written after a background pass.
+/// on-disk cache): read at the first suggestion, written after a background pass
+/// ([`model::Model::read_store`]).
 pub fn suggest_with_store(index: &Index, prompt: &str, store: Option<&Path>) -> Vec<Suggestion> {
     let model = model::shared();
     if let (Some(m), Some(dir)) = (model, store) {
@@ -146,7 +148,7 @@ pub fn suggest_with_store(index: &Index, prompt: &str, store: Option<&Path>) -> 
     if ranking.model.is_none()
         && let Some(m) = model
     {
-        m.prepare_in_background(&candidates(index), store);
+        m.prepare_in_background(&candidates(index));
     }
     if ranking.silent {
         return Vec::new();
@@ -161,16 +163,14 @@ pub fn prepare(index: &Index) -> usize {
 }
 
 /// [`prepare`] with the vectors also kept in the folder `store`: read from it
-/// first, written back when the pass made any.
+/// first, written back when the process holds any the file does not.
 pub fn prepare_with_store(index: &Index, store: &Path) -> anyhow::Result<usize> {
     let Some(m) = model::shared() else {
         return Ok(0);
     };
     m.read_store(store);
     let made = m.prepare(&candidates(index));
-    if made > 0 {
-        m.save_store(store)?;
-    }
+    m.save_store(store)?;
     Ok(made)
 }
 

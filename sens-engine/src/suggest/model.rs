@@ -20,20 +20,15 @@
 //! empty: no model), else `.tools/minilm/` of the first folder above the running
 //! executable that has one. Without them the ranking is lexical only, said once on stderr.
 //!
-//! Symbol vectors are kept by a hash of the text they are made from (computed
-//! once per process, never stale); a ranking uses the model only once every
-//! candidate has its vector (`prepare`), so a list never mixes the two rankers.
-//! An engine with an on-disk cache folder keeps them there too, in one file per
-//! model and engine build (`model-<identity>.vec`: magic, `u32` dimensions, then
-//! records of a `u64` text hash and the vector's `f32`s, little-endian), read at
-//! its first suggestion and rewritten after each background pass, so the next
-//! engine on the project ranks with the model from its first prompt.
+//! Symbol vectors are kept by a hash of the text they are made from, in the
+//! process and in an engine's on-disk cache folder ([`VectorCache`]); a ranking
+//! uses the model only once every candidate has its vector (`prepare`), so a list
+//! never mixes the two rankers.
 
 use std::hash::{Hash, Hasher};
 use std::mem::MaybeUninit;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
@@ -41,6 +36,7 @@ use rustc_hash::FxHashMap;
 
 use super::lanes::{self, wide};
 use super::quant::{self, Quantized};
+use super::vector_cache::{VectorCache, VectorCounts};
 use crate::index::Unit;
 use crate::words::word_hash;
 
@@ -62,8 +58,6 @@ const MIN_ROWS_PER_THREAD: usize = 32;
 const GELU_CHUNK: usize = 1 << 14;
 /// Word pieces of a prompt.
 const PROMPT_TOKENS: usize = 254;
-/// The on-disk vectors' magic.
-const STORE_MAGIC: &[u8; 8] = b"SENSMLV1";
 /// BERT's limit: a longer word is one unknown token.
 const MAX_WORD_CHARS: usize = 100;
 /// Comment markers that stand alone in a collapsed doc comment.
@@ -74,13 +68,7 @@ pub struct Model {
     ids: Special,
     weights: Weights,
     /// Symbol vectors by a hash of their text.
-    symbols: Mutex<FxHashMap<u64, Arc<[f32]>>>,
-    /// A background pass is at work.
-    busy: AtomicBool,
-    /// The weights' and the engine build's hash: names the on-disk vectors.
-    identity: u64,
-    /// On-disk vector files already read.
-    stores_read: Mutex<Vec<PathBuf>>,
+    vectors: VectorCache,
 }
 
 impl std::fmt::Debug for Model {
@@ -306,11 +294,8 @@ impl Model {
         Ok(Model {
             vocab,
             ids,
+            vectors: VectorCache::new(weights.hidden, identity(&bytes)),
             weights,
-            symbols: Mutex::default(),
-            busy: AtomicBool::new(false),
-            identity: identity(&bytes),
-            stores_read: Mutex::default(),
         })
     }
 
@@ -406,7 +391,12 @@ impl Model {
 
     /// The vector of a symbol whose text is already embedded.
     pub fn cached(&self, unit: &Unit) -> Option<Arc<[f32]>> {
-        self.lock().get(&symbol_key(unit)).cloned()
+        self.vectors.get(symbol_key(unit))
+    }
+
+    /// What this process did with its symbol vectors.
+    pub fn vector_counts(&self) -> VectorCounts {
+        self.vectors.counts()
     }
 
     /// Embeds the symbols that have no vector yet; returns how many it embedded.
@@ -417,112 +407,60 @@ impl Model {
     }
 
     /// [`Model::prepare`] on a thread of its own, unless one is at work: the
-    /// resident engine answers by words alone until it is done. With a `store`
-    /// folder, the vectors are written there when it is.
-    pub fn prepare_in_background(&'static self, units: &[&Unit], store: Option<&Path>) {
+    /// resident engine answers by words alone until it is done. The vectors are
+    /// then written to every cache folder read ([`Model::read_store`]).
+    pub fn prepare_in_background(&'static self, units: &[&Unit]) {
         let todo = self.missing(units);
-        if todo.is_empty() || self.busy.swap(true, Ordering::AcqRel) {
+        if todo.is_empty() || !self.vectors.start_pass() {
             return;
         }
-        let store = store.map(Path::to_path_buf);
         std::thread::spawn(move || {
             self.embed_symbols(&todo);
-            if let Some(dir) = store
-                && let Err(e) = self.save_store(&dir)
-            {
+            if let Err(e) = self.vectors.write_read_dirs() {
                 // Costs the next engine its time, nothing else.
                 eprintln!("sens: symbol vectors not kept: {e:#}");
             }
-            self.busy.store(false, Ordering::Release);
+            self.vectors.end_pass();
         });
     }
 
-    fn store_file(&self, dir: &Path) -> PathBuf {
-        dir.join(format!("model-{:016x}.vec", self.identity))
-    }
-
-    /// Takes the vectors the folder's file holds, once per folder; a missing,
-    /// short or foreign file holds none.
+    /// Takes the vectors the folder's file holds, once per folder; a missing file
+    /// holds none, a corrupt one is said on stderr and made again.
     pub fn read_store(&self, dir: &Path) {
-        {
-            let mut read = self.stores_read.lock().unwrap_or_else(|e| e.into_inner());
-            if read.iter().any(|d| d == dir) {
-                return;
-            }
-            read.push(dir.to_path_buf());
-        }
-        let Ok(bytes) = std::fs::read(self.store_file(dir)) else {
-            return;
-        };
-        let dims = self.weights.hidden;
-        let record = 8 + 4 * dims;
-        let valid = bytes.len() >= 12
-            && bytes.starts_with(STORE_MAGIC)
-            && bytes[8..12] == (dims as u32).to_le_bytes()
-            && (bytes.len() - 12) % record == 0;
-        if !valid {
-            return;
-        }
-        let mut cache = self.lock();
-        for r in bytes[12..].chunks_exact(record) {
-            let mut key = [0u8; 8];
-            key.copy_from_slice(&r[..8]);
-            let v: Arc<[f32]> = r[8..]
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            cache.entry(u64::from_le_bytes(key)).or_insert(v);
-        }
+        self.vectors.read_dir(dir);
     }
 
-    /// Writes every vector made so far to the folder's file (beside it, then
-    /// renamed over it: a reader sees a whole file or the old one).
+    /// Writes the vectors to the folder's file when this process made any it
+    /// does not hold.
     pub fn save_store(&self, dir: &Path) -> Result<()> {
-        let mut out = STORE_MAGIC.to_vec();
-        out.extend((self.weights.hidden as u32).to_le_bytes());
-        for (key, v) in self.lock().iter() {
-            out.extend(key.to_le_bytes());
-            v.iter().for_each(|x| out.extend(x.to_le_bytes()));
-        }
-        let file = self.store_file(dir);
-        let tmp = tempfile::NamedTempFile::new_in(dir)
-            .with_context(|| format!("cannot write in {}", dir.display()))?;
-        std::fs::write(tmp.path(), &out)
-            .with_context(|| format!("cannot write {}", tmp.path().display()))?;
-        tmp.persist(&file)
-            .with_context(|| format!("cannot write {}", file.display()))?;
-        Ok(())
+        self.vectors.write_dir(dir)
+    }
+
+    /// The folder's vectors file.
+    pub fn store_file(&self, dir: &Path) -> PathBuf {
+        self.vectors.file(dir)
     }
 
     fn embed_symbols(&self, todo: &[(u64, String)]) {
         for batch in todo.chunks(SYMBOL_BATCH) {
             let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
             let vectors = self.embed_all(&texts, SYMBOL_TOKENS);
-            let mut cache = self.lock();
-            for ((key, _), v) in batch.iter().zip(vectors) {
-                cache.insert(*key, v.into());
-            }
+            self.vectors
+                .insert_made(batch.iter().map(|(key, _)| *key).zip(vectors));
         }
     }
 
     /// The texts of `units` without a vector, one per text, keyed by hash.
     fn missing(&self, units: &[&Unit]) -> Vec<(u64, String)> {
-        let mut todo: Vec<(u64, String)> = {
-            let cache = self.lock();
-            units
-                .iter()
-                .map(|u| (symbol_key(u), u))
-                .filter(|(k, _)| !cache.contains_key(k))
-                .map(|(k, u)| (k, symbol_text(u)))
-                .collect()
-        };
+        let mut todo: Vec<(u64, String)> = self
+            .vectors
+            .missing(units.iter().map(|u| (symbol_key(u), *u)))
+            .into_iter()
+            .map(|(k, u)| (k, symbol_text(u)))
+            .collect();
         todo.sort_unstable_by_key(|&(k, _)| k);
         todo.dedup_by_key(|&mut (k, _)| k);
         todo
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, FxHashMap<u64, Arc<[f32]>>> {
-        self.symbols.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
