@@ -516,7 +516,7 @@ async fn a_turn_over_the_time_limit_is_interrupted_and_killed() {
     // The CLI runs Bash detached from its group; the driver must end it anyway. The
     // shell writes `finished` only if it outlives the kill and ends on its own.
     let pid = std::fs::read_to_string(fx.ws("sleeper.pid")).unwrap();
-    common::wait_until_ended(&pid);
+    common::processes::wait_until_ended(&pid);
     assert!(
         !fx.ws("finished").exists(),
         "the command run by the agent survived"

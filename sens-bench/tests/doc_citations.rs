@@ -40,7 +40,9 @@ fn repository() -> PathBuf {
 fn files(path: &Path, out: &mut Vec<PathBuf>) {
     if path.is_file() {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if EXTENSIONS.contains(&ext) || path.parent().is_some_and(|p| p.ends_with(".ci")) {
+        if EXTENSIONS.contains(&ext)
+            || path.parent().and_then(Path::file_name) == Some(".ci".as_ref())
+        {
             out.push(path.to_path_buf());
         }
         return;
@@ -122,21 +124,21 @@ fn broken(root: &Path, name: &str, text: &str) -> Vec<String> {
             wrong.push(format!("{name}: {page} does not exist"));
             continue;
         };
-        if let Some(heading) = found.get(2) {
-            if !heads.contains(heading.as_str()) {
-                wrong.push(format!(
-                    "{name}: {page} has no heading \"{}\"",
-                    heading.as_str()
-                ));
-            }
+        if let Some(heading) = found.get(2)
+            && !heads.contains(heading.as_str())
+        {
+            wrong.push(format!(
+                "{name}: {page} has no heading \"{}\"",
+                heading.as_str()
+            ));
         }
-        if let Some(target) = found.get(3) {
-            if !heads.iter().any(|h| anchor(h) == target.as_str()) {
-                wrong.push(format!(
-                    "{name}: {page} has no heading with anchor #{}",
-                    target.as_str()
-                ));
-            }
+        if let Some(target) = found.get(3)
+            && !heads.iter().any(|h| anchor(h) == target.as_str())
+        {
+            wrong.push(format!(
+                "{name}: {page} has no heading with anchor #{}",
+                target.as_str()
+            ));
         }
     }
     wrong

@@ -3,23 +3,18 @@
 //! server: a script that gets denied and blocked under C2, replayed after its
 //! copy is gone with the default rules and with a floor above every unit.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gate")
-}
+use common::binary::sens_bench;
+use common::files::fixture;
 
-fn sens_bench(args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
-        .args(args)
-        .env_remove("ANTHROPIC_API_KEY")
-        .output()
-        .expect("sens-bench starts");
-    eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-    output
+fn fixtures() -> PathBuf {
+    fixture("gate")
 }
 
 fn text(path: &Path) -> &str {

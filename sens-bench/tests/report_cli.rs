@@ -2,23 +2,20 @@
 //! the batches under `tests/fixtures/` and on batches written here: failed runs, a
 //! single rep, a missing condition, an empty batch, malformed lines.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
+
+use common::binary::sens_bench;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
-}
-
-fn sens_bench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sens-bench"))
-        .args(args)
-        .output()
-        .expect("the sens-bench binary runs")
 }
 
 fn stdout(output: &Output) -> String {

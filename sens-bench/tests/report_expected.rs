@@ -1,19 +1,25 @@
 //! `sens-bench report` and `sens-bench sequence report` on the fixture batches give
-//! byte for byte the files committed under `tests/fixtures/expected/`, in every
-//! format, the HTML viewer (`report.html`, `view/`) included. The expected files were written before the statistics were reshaped, so
-//! this test shows that reshaping changed no output.
+//! the files of their snapshots (`tests/snapshots/`, one per output file and one
+//! listing each case's files), in every format, the HTML viewer (`report.html`,
+//! `view/`) included.
 //!
 //! PNGs are not compared: their pixels are the glyphs of whatever font fontconfig
 //! resolves `sans-serif` to on the machine (a different font gives other bytes, while
 //! the SVGs, which name the font, stay identical). They are only checked to be
 //! written, once per SVG, and the same on a second run.
 //!
-//! `SENS_BENCH_BLESS=1 cargo test -p sens-bench --test report_expected` rewrites the
-//! expected files after an intended change of output.
+//! After an intended change of output, `INSTA_UPDATE=always cargo test -p
+//! sens-bench --test report_expected` rewrites the snapshots (or `cargo insta
+//! review`, with cargo-insta installed, shows each change to accept); review the
+//! diff before committing it.
+
+mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::files::fixture;
 
 /// One report of one fixture batch: the sub-command's arguments before the batch
 /// folder, and the folder under `expected/<batch>/` that holds its files.
@@ -58,7 +64,7 @@ const CASES: [Case; 6] = [
 ];
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    fixture("")
 }
 
 /// Runs the case's report into `out`.
@@ -109,54 +115,42 @@ fn split_pngs(files: Vec<(PathBuf, Vec<u8>)>) -> (Vec<(PathBuf, Vec<u8>)>, Vec<P
     (compared, pngs.into_iter().map(|(p, _)| p).collect())
 }
 
-fn bless(expected: &Path, files: &[(PathBuf, Vec<u8>)]) {
-    if expected.exists() {
-        fs::remove_dir_all(expected).expect("the old expected files can be removed");
-    }
-    for (relative, bytes) in files {
-        let path = expected.join(relative);
-        fs::create_dir_all(path.parent().expect("a file has a folder")).expect("a folder");
-        fs::write(&path, bytes).expect("an expected file is written");
-    }
+/// An output file's snapshot name: the case and the file's path, `/` as `__`.
+fn snapshot_name(case: &Case, relative: &Path) -> String {
+    format!(
+        "{}__{}__{}",
+        case.batch,
+        case.folder,
+        relative.display().to_string().replace('/', "__")
+    )
 }
 
 #[test]
-fn reports_on_the_fixture_batches_match_the_expected_files() {
+fn reports_on_the_fixture_batches_match_their_snapshots() {
     let tmp = tempfile::tempdir().expect("a temp folder");
-    let blessing = std::env::var_os("SENS_BENCH_BLESS").is_some();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    let _bound = settings.bind_to_scope();
     for case in &CASES {
         let out = tmp.path().join(case.batch).join(case.folder);
         generate(case, &out);
         let files = files_under(&out);
         let (compared, pngs) = split_pngs(files.clone());
-        let expected = fixtures()
-            .join("expected")
-            .join(case.batch)
-            .join(case.folder);
-        if blessing {
-            bless(&expected, &compared);
-            continue;
-        }
-        let want = files_under(&expected);
         let names = |set: &[(PathBuf, Vec<u8>)]| -> Vec<PathBuf> {
             set.iter().map(|(p, _)| p.clone()).collect()
         };
-        assert_eq!(
-            names(&compared),
-            names(&want),
-            "{} {:?}: other files",
-            case.batch,
-            case.command
+        let listing: Vec<String> = names(&compared)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        insta::assert_snapshot!(
+            format!("{}__{}__files", case.batch, case.folder),
+            listing.join("\n")
         );
-        for ((path, ours), (_, theirs)) in compared.iter().zip(&want) {
-            assert!(
-                ours == theirs,
-                "{} {:?}: {} differs from {}",
-                case.batch,
-                case.command,
-                out.join(path).display(),
-                expected.join(path).display()
-            );
+        for (path, bytes) in &compared {
+            let text = std::str::from_utf8(bytes).expect("every compared output is text");
+            insta::assert_snapshot!(snapshot_name(case, path), text);
         }
         let svgs: Vec<PathBuf> = names(&compared)
             .into_iter()

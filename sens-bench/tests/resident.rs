@@ -129,7 +129,7 @@ impl Drop for Project {
     fn drop(&mut self) {
         if let Ok(pid) = std::fs::read_to_string(self.root().join(".sens/engine.pid")) {
             let _ = kill_group(pid.trim().parse().unwrap_or(0));
-            common::wait_until_ended(&pid);
+            common::processes::wait_until_ended(&pid);
         }
     }
 }
@@ -291,7 +291,7 @@ async fn an_engine_killed_mid_session_is_restarted_by_the_next_hook_and_keeps_th
         })
         .await;
     let killed = std::fs::read_to_string(killed).unwrap();
-    common::wait_until_ended(&killed);
+    common::processes::wait_until_ended(&killed);
     assert_ne!(killed.trim(), project.engine_pid().trim());
     let ledger = ledger_lines(&project.root().join(".sens")).unwrap();
     let line = |event: &str| ledger.iter().rfind(|l| l["event"] == event).unwrap();
@@ -787,7 +787,7 @@ fn one_engine_serves_a_project_and_exits_after_its_idle_time() {
     let mode =
         std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&socket).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o600, "only the person may connect");
-    common::wait_until_ended(&pid);
+    common::processes::wait_until_ended(&pid);
     assert!(!socket.exists(), "the idle exit removes its socket");
     assert!(!project.root().join(".sens/engine.pid").exists());
 }
@@ -804,7 +804,7 @@ fn deleting_the_engine_folder_mid_session_leaves_one_engine() {
     assert_eq!(again.status.code(), Some(0), "{again:?}");
     let new = project.engine_pid();
     assert_ne!(new, old, "a fresh engine answered");
-    let old_ended = common::ends_within(&old, Duration::from_secs(10));
+    let old_ended = common::processes::ends_within(&old, Duration::from_secs(10));
     if !old_ended {
         let _ = kill_group(old.trim().parse().unwrap_or(0));
     }

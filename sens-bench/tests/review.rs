@@ -2,6 +2,8 @@
 //! scripted model server as the decision model (its Messages API and its
 //! decisions endpoint), answering from a script's `decisions`.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -9,11 +11,7 @@ use sens_bench::agent::model_server::{ModelServer, Route};
 use sens_bench::agent::script::{Decision, Script};
 use serde_json::{Value, json};
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use common::files::write;
 
 /// A rule in YAML; `marks` end up in its cases' diffs so a script can tell them apart.
 fn rule(id: &str, kind: &str, wording: &str, marks: (&str, &str)) -> String {

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use sens_bench::record::{RunRecord, RunStatus, read_records};
 use serde_json::Value;
 
+use common::files::fixture;
+
 /// The record's binding field names (docs/contract.md, "The run record").
 const BINDING: [&str; 28] = [
     "batch",
@@ -45,7 +47,7 @@ const BINDING: [&str; 28] = [
 ];
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run")
+    fixture("run")
 }
 
 fn conditions() -> PathBuf {
@@ -426,7 +428,7 @@ fn a_hung_agent_is_stopped_at_the_task_timeout() {
         error.contains("within 6s: interrupted, then killed"),
         "{error}"
     );
-    common::wait_until_ended(&std::fs::read_to_string(&pid).unwrap());
+    common::processes::wait_until_ended(&std::fs::read_to_string(&pid).unwrap());
     assert!(
         !finished.exists(),
         "the agent's command outlived the timeout"

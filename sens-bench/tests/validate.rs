@@ -1,11 +1,15 @@
 //! `sens-bench validate` and `sens-bench sequence validate` through the real
 //! binary, on small fixtures of our own (shell projects under tests/fixtures).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::files::fixture;
+
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    fixture("")
 }
 
 /// A scratch folder for the fixtures' state and the run's cache and logs.

@@ -9,6 +9,8 @@
 //! (`bench/scenarios/copy-then-reuse.json`) through `sens-bench run`, the pinned
 //! CLI and the engine, under C0 and C2.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -92,11 +94,7 @@ fn screenshot(page: &Path, file: &Path) {
 }
 
 fn sens_bench(args: &[&std::ffi::OsStr]) {
-    let output = Command::new(env!("CARGO_BIN_EXE_sens-bench"))
-        .args(args)
-        .env_remove("ANTHROPIC_API_KEY")
-        .output()
-        .expect("sens-bench runs");
+    let output = common::binary::sens_bench(args);
     assert!(
         output.status.success(),
         "sens-bench {args:?}: {}",

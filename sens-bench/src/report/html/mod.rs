@@ -134,17 +134,8 @@ fn svg_element(svg: &str) -> PreEscaped<&str> {
     PreEscaped(svg.find("<svg").map_or(svg, |start| &svg[start..]))
 }
 
-const STYLE: &str = "body{font:14px/1.4 sans-serif;margin:1.5em;color:#222}\
-table{border-collapse:collapse;margin:.5em 0}\
-td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}\
-th{background:#f3f3f3}th.sort{cursor:pointer}\
-pre{background:#f8f8f8;padding:6px;overflow-x:auto;white-space:pre-wrap;margin:2px 0}\
-.add{background:#e6ffec}.del{background:#ffebe9}.hunk{color:#0550ae}.file{font-weight:bold}\
-.deny,.block{border-left:4px solid #cf222e;padding-left:6px}\
-.paused{border-left:4px solid #bf8700;padding-left:6px}\
-.allow,.pass{border-left:4px solid #1a7f37;padding-left:6px}\
-.item{margin:.6em 0}.tag{font-size:12px;background:#eee;border-radius:3px;padding:0 4px}\
-.outcome{font-weight:bold}";
+/// Every page's style (`style.css`).
+const STYLE: &str = include_str!("style.css");
 
 /// A whole page: head (style, policy) and body. `script` is the page's only
 /// script, allowed by its hash.
