@@ -510,7 +510,9 @@ async fn a_turn_over_the_time_limit_is_interrupted_and_killed() {
         decisions: Vec::new(),
     };
     let mut fx = Fixture::new(script).await;
-    fx.options.timeout = Duration::from_secs(8);
+    // The limit also bounds the CLI's start, which takes several seconds on a
+    // loaded machine; the turn's command would run for 300.
+    fx.options.timeout = Duration::from_secs(30);
     let err = fx.run(None).await.unwrap_err();
     assert!(matches!(err, AgentError::Timeout { .. }), "{err}");
     // The CLI runs Bash detached from its group; the driver must end it anyway. The
