@@ -29,7 +29,33 @@ pub fn only_shape(new: &UnitData, text: &str, kind: CopyKind, existing: &UnitDat
     }
     [new, existing].iter().any(|u| declares(u) || is_stub(u))
         || same_protocol(new, existing, kind)
-        || (kind == CopyKind::Near && !shares_words(new, text, existing))
+        || (kind == CopyKind::Near
+            && (says_otherwise(new, existing) || !shares_words(new, text, existing)))
+}
+
+/// The distinct strings each of two units must hold before what they say can
+/// tell a copy from a shape: with fewer, one changed message is most of them.
+const MIN_STRINGS: usize = 3;
+
+/// The share of the smaller side's distinct strings a near copy keeps. A copy
+/// that inserts and deletes statements keeps most of its messages, keys and
+/// formats; two units of one shape that differ in every string (parallel
+/// tests, one constructor per alignment) say other things. Only near matches
+/// are judged so: a renamed match's renaming may cover its strings too (the
+/// mutation kind `renamed` does), and stays a copy. Chosen on labelled real
+/// groups (`docs/experiments/precision.md`).
+pub const MIN_SHARED_STRINGS: f64 = 0.34;
+
+/// Whether two units of the same shape say different things: both hold
+/// [`MIN_STRINGS`] distinct strings and share under [`MIN_SHARED_STRINGS`] of
+/// the smaller side's.
+fn says_otherwise(new: &UnitData, existing: &UnitData) -> bool {
+    let (a, b) = (&new.facts.strings, &existing.facts.strings);
+    if a.len().min(b.len()) < MIN_STRINGS {
+        return false;
+    }
+    let shared = a.iter().filter(|s| b.binary_search(s).is_ok()).count();
+    (shared as f64) < MIN_SHARED_STRINGS * a.len().min(b.len()) as f64
 }
 
 /// The keyword a declaration starts with, past visibility and other modifiers

@@ -18,6 +18,13 @@ pub struct Token {
     pub identifier: bool,
 }
 
+impl Token {
+    /// A string literal: its text is what the code says, not its shape.
+    pub fn is_string(&self) -> bool {
+        self.norm == STRING_PLACEHOLDER
+    }
+}
+
 /// What a leaf becomes in normalized form; keywords, operators and punctuation keep
 /// their text so the structure stays in the fingerprint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

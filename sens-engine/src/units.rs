@@ -101,6 +101,10 @@ pub struct UnitFacts {
     /// The words of its name, signature, doc comment and body, for suggestions
     /// (empty for windows).
     pub terms: Terms,
+    /// Its distinct string literals (docstrings included), hashed to 32 bits and
+    /// sorted: what it says, which a copy keeps and a unit of the same shape
+    /// changes (`dictated::says_otherwise`).
+    pub strings: Box<[u32]>,
 }
 
 impl UnitData {
@@ -850,6 +854,7 @@ fn facts(
         callback: callback_of(ancestors).is_some() && wrapped_binding(ancestors).is_none(),
         in_test_module: (0..ancestors.len()).any(|d| is_test_module(path, d, source)),
         terms: Terms::default(),
+        strings: Box::default(),
     }
 }
 
@@ -976,6 +981,14 @@ fn finish(lang: &Lang, walked: Walked, parse_errors: bool, fp: &Fingerprinter) -
                 *count = count.saturating_sub(u32::try_from(own).unwrap_or(u32::MAX));
             }
         }
+        let mut strings: Vec<u32> = toks
+            .iter()
+            .filter(|t| t.is_string())
+            .map(|t| t.text as u32)
+            .collect();
+        strings.sort_unstable();
+        strings.dedup();
+        r.facts.strings = strings.into_boxed_slice();
         let bands = fp.minhash.band_keys(&shingles);
         units.push(UnitData {
             kind: r.kind,

@@ -214,3 +214,60 @@ fn a_renamed_copy_with_a_line_left_out_is_denied_as_a_whole() {
     assert_eq!(denials[0].new.name, "to_cents", "{found:?}");
     assert_eq!(denials[0].existing.as_ref().unwrap().line, 1, "{found:?}");
 }
+
+/// Two functions of one shape, one with a statement more, that say different
+/// things (every message and key differs): the shape is the project's idiom, not
+/// a copy. The same function with its names changed but its messages kept is one.
+#[test]
+fn one_shape_saying_other_things_is_a_hint_and_keeping_the_strings_is_a_copy() {
+    let existing = r#"def report_start(job, log):
+    if job.retries > 3:
+        log.warning("job %s started after %d retries", job.name, job.retries)
+    elif job.retries:
+        log.info("job %s restarted", job.name)
+    else:
+        log.info("job %s started", job.name)
+    job.mark("started-at", log.clock())
+    for step in job.steps:
+        if step.pending:
+            log.debug("step %s of %s waits", step.name, job.name)
+    return job.status_line("running", "blue")
+"#;
+    let shape = r#"def report_stop(job, log):
+    if job.retries > 3:
+        log.warning("gave up on %s: %d retries spent", job.name, job.retries)
+    elif job.retries:
+        log.info("%s ended after a retry", job.name)
+    else:
+        log.info("%s ended", job.name)
+    job.mark("ended-at", log.clock())
+    log.flush()
+    for step in job.steps:
+        if step.pending:
+            log.debug("step %s of %s never ran", step.name, job.name)
+    return job.status_line("stopped", "grey")
+"#;
+    let found = findings("src/jobs.py", existing, "src/tasks.py", shape);
+    assert!(!found.is_empty(), "the shapes match");
+    assert!(!denied(&found), "{found:?}");
+
+    let copy = r#"def announce(task, out):
+    if task.retries > 3:
+        out.warning("job %s started after %d retries", task.name, task.retries)
+    elif task.retries:
+        out.info("job %s restarted", task.name)
+    else:
+        out.info("job %s started", task.name)
+    task.mark("started-at", out.clock())
+    for part in task.parts:
+        if part.pending:
+            out.debug("step %s of %s waits", part.name, task.name)
+    return task.status_line("running", "blue")
+"#;
+    assert!(denied(&findings(
+        "src/jobs.py",
+        existing,
+        "src/tasks.py",
+        copy
+    )));
+}

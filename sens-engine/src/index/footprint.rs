@@ -66,7 +66,7 @@ impl Index {
                 + data.facts.decorators.capacity();
             bytes.shingles += size_of_val(&*data.shingles);
             bytes.bands += size_of_val(&*data.bands) + size_of_val(&*data.leave_one_out);
-            bytes.terms += data.facts.terms.heap_bytes();
+            bytes.terms += data.facts.terms.heap_bytes() + size_of_val(&*data.facts.strings);
         }
         for (path, entry) in &self.files {
             bytes.files += path.len()
