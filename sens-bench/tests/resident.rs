@@ -73,22 +73,15 @@ impl Project {
     async fn claude(&self, script: Script) -> Vec<RecordedRequest> {
         let binary = pinned_claude_bin(&repo_root()).unwrap_or_else(|err| panic!("{err:#}"));
         let server = ModelServer::start(script, &self.root()).await.unwrap();
-        let home = self.dir.path().join("home");
-        trust(&home.join(".claude"), &self.root());
-        let env: Vec<(String, String)> = [
-            ("HOME", home.display().to_string()),
-            (
-                "CLAUDE_CONFIG_DIR",
-                home.join(".claude").display().to_string(),
-            ),
-            ("ANTHROPIC_BASE_URL", server.base_url()),
-            ("ANTHROPIC_API_KEY", "scripted".into()),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-            ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
+        let mut env = self.cli_env();
+        env.extend(
+            [
+                ("ANTHROPIC_BASE_URL", server.base_url()),
+                ("ANTHROPIC_API_KEY", "scripted".into()),
+                ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
+            ]
+            .map(|(k, v)| (k.to_string(), v)),
+        );
         let line = format!(
             "{} -p 'Add a total of typed amounts.' --permission-mode acceptEdits --allowedTools Bash",
             binary.display()
@@ -111,6 +104,53 @@ impl Project {
         eprintln!("{log}");
         assert!(outcome.status.passed(), "the CLI {}: {log}", outcome.status);
         server.requests()
+    }
+}
+
+impl Project {
+    /// The CLI's environment: a HOME and config folder of the test's own, where
+    /// the project is trusted, no traffic but the model's, and this build of
+    /// sens-bench first on PATH (the plugin's hooks call it by name).
+    fn cli_env(&self) -> Vec<(String, String)> {
+        let home = self.dir.path().join("home");
+        trust(&home.join(".claude"), &self.root());
+        let bin = Path::new(SENS).parent().unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        [
+            ("HOME", home.display().to_string()),
+            (
+                "CLAUDE_CONFIG_DIR",
+                home.join(".claude").display().to_string(),
+            ),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("PATH", path),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    /// `claude plugin ARGS` with the CLI's environment; it must succeed.
+    fn plugin(&self, args: &[&str]) {
+        let binary = pinned_claude_bin(&repo_root()).unwrap_or_else(|err| panic!("{err:#}"));
+        let out = Command::new(binary)
+            .arg("plugin")
+            .args(args)
+            .envs(self.cli_env())
+            .current_dir(self.root())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "claude plugin {args:?}: {said}");
     }
 }
 
@@ -267,6 +307,43 @@ async fn a_copy_is_denied_a_stop_with_a_copy_on_disk_blocked_and_the_third_round
     assert_eq!(project.ledger().last().unwrap().verdict, Verdict::Approved);
     let status = project.sens(&["engine", "status"]);
     assert!(!String::from_utf8_lossy(&status.stdout).contains("paused"));
+}
+
+/// Sens as a Claude Code plugin (`plugin/`): installed with the pinned CLI from
+/// the repository's local marketplace, its hooks deny the copy; uninstalled, the
+/// same session writes it and the engine hears nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_plugin_from_the_local_marketplace_answers_the_hooks_until_it_is_uninstalled() {
+    let project = Project::new();
+    let marketplace = repo_root().join("plugin");
+    project.plugin(&["marketplace", "add", marketplace.to_str().unwrap()]);
+    project.plugin(&["install", "sens@sens-local"]);
+    let copy = copied_report();
+    let session = || Script {
+        main: vec![Turn::new(vec![write_report(&copy)]), done(), done(), done()],
+        agent: Vec::new(),
+        decisions: Vec::new(),
+    };
+    project.claude(session()).await;
+    let ledger = project.ledger();
+    let write = ledger
+        .iter()
+        .find(|l| l.event == "PreToolUse" && l.tool.as_deref() == Some("Write"))
+        .expect("the plugin's PreToolUse hook reached the engine");
+    assert_eq!(write.verdict, Verdict::Deny);
+    assert!(ledger.iter().any(|l| l.event == "UserPromptSubmit"));
+    assert!(ledger.iter().any(|l| l.event == "Stop"));
+    assert!(!project.root().join("src/report.py").exists());
+
+    project.plugin(&["uninstall", "sens@sens-local"]);
+    let heard = project.ledger().len();
+    project.claude(session()).await;
+    assert_eq!(
+        std::fs::read_to_string(project.root().join("src/report.py")).unwrap(),
+        copy,
+        "without the plugin the copy is written"
+    );
+    assert_eq!(project.ledger().len(), heard, "no hook after uninstall");
 }
 
 #[tokio::test(flavor = "multi_thread")]
