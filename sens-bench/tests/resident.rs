@@ -320,11 +320,29 @@ async fn the_plugin_from_the_local_marketplace_answers_the_hooks_until_it_is_uni
     project.plugin(&["install", "sens@sens-local"]);
     let copy = copied_report();
     let session = || Script {
-        main: vec![Turn::new(vec![write_report(&copy)]), done(), done(), done()],
+        main: vec![
+            Turn::new(vec![Block::tool(
+                "mcp__plugin_sens_sens__find_symbol",
+                json!({"name": "parse_amount"}),
+            )]),
+            Turn::new(vec![write_report(&copy)]),
+            done(),
+            done(),
+            done(),
+        ],
         agent: Vec::new(),
         decisions: Vec::new(),
     };
-    project.claude(session()).await;
+    // A plugin cannot grant its own tools: the person allows them once, as here
+    // in the user's settings the CLI wrote.
+    let settings = project.dir.path().join("home/.claude/settings.json");
+    let mut user: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
+    user["permissions"]["allow"] = json!(["mcp__plugin_sens_sens"]);
+    std::fs::write(&settings, user.to_string()).unwrap();
+    let requests = project.claude(session()).await;
+    let (_, answer) = first_tool_result(&requests);
+    let found: Value = serde_json::from_str(&answer).unwrap_or_else(|_| panic!("{answer}"));
+    assert_eq!(found["definitions"][0]["file"], "src/util.py", "{answer}");
     let ledger = project.ledger();
     let write = ledger
         .iter()
@@ -333,6 +351,7 @@ async fn the_plugin_from_the_local_marketplace_answers_the_hooks_until_it_is_uni
     assert_eq!(write.verdict, Verdict::Deny);
     assert!(ledger.iter().any(|l| l.event == "UserPromptSubmit"));
     assert!(ledger.iter().any(|l| l.event == "Stop"));
+    assert!(ledger.iter().any(|l| l.event == "ToolCall"));
     assert!(!project.root().join("src/report.py").exists());
 
     project.plugin(&["uninstall", "sens@sens-local"]);
@@ -388,14 +407,35 @@ async fn an_engine_killed_mid_session_is_restarted_by_the_next_hook_and_keeps_th
 
 /// The id and text of the last tool result the model was sent.
 fn last_tool_result(requests: &[RecordedRequest]) -> (Value, String) {
-    let result = requests
+    tool_result_text(
+        tool_results(requests)
+            .last()
+            .expect("a tool result reached the model"),
+    )
+}
+
+fn first_tool_result(requests: &[RecordedRequest]) -> (Value, String) {
+    tool_result_text(
+        tool_results(requests)
+            .first()
+            .expect("a tool result reached the model"),
+    )
+}
+
+/// Every tool result the model received, in the order of its requests.
+fn tool_results(requests: &[RecordedRequest]) -> Vec<&Value> {
+    requests
         .iter()
         .filter_map(|r| r.body.as_ref()?["messages"].as_array())
         .flatten()
         .filter_map(|m| m["content"].as_array())
         .flatten()
-        .rfind(|block| block["type"] == "tool_result")
-        .expect("a tool result reached the model");
+        .filter(|block| block["type"] == "tool_result")
+        .collect()
+}
+
+/// A tool result's id and text.
+fn tool_result_text(result: &Value) -> (Value, String) {
     let text = match &result["content"] {
         Value::String(text) => text.clone(),
         Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
