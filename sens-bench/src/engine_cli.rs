@@ -76,6 +76,9 @@ pub enum EngineCommand {
         #[arg(long, value_name = "CACHE")]
         cache: Option<PathBuf>,
     },
+    /// Distil the static model from the installed transformer (SENS_SUGGEST_MODEL
+    /// or .tools/minilm), kept beside its weights; a no-op when it is there.
+    Distill,
     /// Suggestions against a file of labelled prompts: hit@8, MRR, wrong-list and
     /// empty-list rates (format: `sens_bench::suggest_eval`).
     SuggestEval {
@@ -217,6 +220,7 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
             explain,
             cache,
         } => suggest(&dir, &cfg, &prompt, (json, explain), cache),
+        EngineCommand::Distill => distill(),
         EngineCommand::SuggestEval { cases, json, cold } => {
             crate::suggest_eval::run(&cases, json, cold)
         }
@@ -564,6 +568,18 @@ fn suggest(
             println!("{}", suggestion_line(s));
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn distill() -> Result<ExitCode> {
+    let dir = suggest::model::model_dir()?;
+    let start = std::time::Instant::now();
+    suggest::model::Model::load_static(&dir)?;
+    println!(
+        "the static model of {} is ready ({:.1} s)",
+        dir.display(),
+        start.elapsed().as_secs_f64()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -68,6 +68,6 @@ pub fn candidates(index: &Index, unit: &Unit, code: &str) -> Vec<Candidate> {
 fn twins(m: &model::Model, pool: &[&Unit], unit: &Unit) -> Vec<f64> {
     let own = m.embed_symbol(unit);
     pool.iter()
-        .map(|u| m.cached(u).map_or(0.0, |v| model::cosine(&v, &own)))
+        .map(|u| m.cached(u).map_or(0.0, |v| m.cosine(&v, &own)))
         .collect()
 }

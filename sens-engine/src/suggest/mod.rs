@@ -232,7 +232,7 @@ fn cosines(model: &model::Model, candidates: &[&Unit], prompt: &str) -> Option<V
         .map(|u| model.cached(u))
         .collect::<Option<_>>()?;
     let p = model.embed_prompt(prompt);
-    Some(vectors.iter().map(|v| model::cosine(v, &p)).collect())
+    Some(vectors.iter().map(|v| model.cosine(v, &p)).collect())
 }
 
 /// The best items by coverage plus the cosine's share, one per name: a name's

@@ -20,6 +20,12 @@
 //! empty: no model), else `.tools/minilm/` of the first folder above the running
 //! executable that has one. Without them the ranking is lexical only, said once on stderr.
 //!
+//! With `SENS_SUGGEST_ENCODER=static` the same vocabulary's static model, distilled
+//! from the transformer once ([`distill`], [`static_vectors`]), makes the vectors in
+//! milliseconds; its cosines are mapped onto the transformer's scale. It finds
+//! fewer helpers, so the transformer stays the default (docs/suggestions.md, "The
+//! static model").
+//!
 //! Symbol vectors are kept by a hash of the text they are made from, in the
 //! process and in an engine's on-disk cache folder ([`VectorCache`]); a ranking
 //! uses the model only once every candidate has its vector (`prepare`), so a list
@@ -40,6 +46,15 @@ use super::vector_cache::{VectorCache, VectorCounts};
 use crate::index::Unit;
 use crate::words::word_hash;
 
+/// The encoder without `SENS_SUGGEST_ENCODER` (docs/suggestions.md, "The static
+/// model").
+const DEFAULT_ENCODER: EncoderKind = EncoderKind::Transformer;
+/// The static model's cosine `c` as `a + b c` on the transformer's scale: the
+/// mean and spread of the two cosines matched over 19,402 pairs of a prompt of
+/// `bench/suggest/cases.toml` and a candidate of its project (a least-squares line
+/// would shrink it to a third: the two correlate at 0.38), chosen on the tuning
+/// cases (docs/experiments/suggestions.md, "The static model, distilled").
+const STATIC_SCALE: (f64, f64) = (-0.270, 0.864);
 /// The folder under `.tools/` that `scripts/setup.sh` fills.
 pub const MODEL_DIR: &str = "minilm";
 const WEIGHTS_FILE: &str = "model.safetensors";
@@ -63,12 +78,34 @@ const MAX_WORD_CHARS: usize = 100;
 /// Comment markers that stand alone in a collapsed doc comment.
 const COMMENT_MARKERS: [&str; 6] = ["///", "//!", "/**", "*/", "*", "#"];
 
+mod distill;
+mod static_vectors;
+
+use static_vectors::StaticVectors;
+
 pub struct Model {
     vocab: FxHashMap<String, u32>,
     ids: Special,
-    weights: Weights,
+    family: Family,
+    encoder: Encoder,
     /// Symbol vectors by a hash of their text.
     vectors: VectorCache,
+}
+
+/// What turns word pieces into a vector.
+enum Encoder {
+    /// The transformer's forward pass.
+    Transformer(Weights),
+    /// The static model distilled from it: a mean of rows.
+    Static(StaticVectors),
+}
+
+/// Which encoder [`shared`] loads: `SENS_SUGGEST_ENCODER`, `static` or
+/// `transformer`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EncoderKind {
+    Transformer,
+    Static,
 }
 
 impl std::fmt::Debug for Model {
@@ -95,6 +132,8 @@ enum Family {
     MpNet,
 }
 
+/// The tensor only MPNet has.
+const RELATIVE_TENSOR: &str = "encoder.relative_attention_bias.weight";
 /// MPNet's relative positions: 32 buckets, half for each direction, exact
 /// below 8 and logarithmic up to 128 (the T5 scheme).
 const RELATIVE_BUCKETS: usize = 32;
@@ -102,7 +141,7 @@ const RELATIVE_MAX_DISTANCE: f32 = 128.0;
 
 impl Family {
     fn of(entries: &FxHashMap<String, impl Sized>) -> Self {
-        if entries.contains_key("encoder.relative_attention_bias.weight") {
+        if entries.contains_key(RELATIVE_TENSOR) {
             Family::MpNet
         } else {
             Family::Bert
@@ -238,14 +277,28 @@ pub fn shared() -> Option<&'static Model> {
     MODEL
         .get_or_init(|| {
             model_dir()
-                .and_then(|dir| Model::load(&dir))
+                .and_then(|dir| match encoder_kind()? {
+                    EncoderKind::Transformer => Model::load(&dir),
+                    EncoderKind::Static => Model::load_static(&dir),
+                })
                 .map_err(|e| eprintln!("sens: suggestions by words alone: {e:#}"))
                 .ok()
         })
         .as_ref()
 }
 
-fn model_dir() -> Result<PathBuf> {
+/// The encoder `SENS_SUGGEST_ENCODER` names, else the default.
+pub fn encoder_kind() -> Result<EncoderKind> {
+    match std::env::var("SENS_SUGGEST_ENCODER").as_deref() {
+        Err(_) | Ok("") => Ok(DEFAULT_ENCODER),
+        Ok("static") => Ok(EncoderKind::Static),
+        Ok("transformer") => Ok(EncoderKind::Transformer),
+        Ok(other) => bail!("SENS_SUGGEST_ENCODER is {other:?}: `static` or `transformer`"),
+    }
+}
+
+/// The folder of the model the process uses.
+pub fn model_dir() -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("SENS_SUGGEST_MODEL") {
         ensure!(!p.is_empty(), "SENS_SUGGEST_MODEL is empty");
         return Ok(PathBuf::from(p));
@@ -269,21 +322,7 @@ impl Model {
         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
         let weights =
             Weights::parse(&bytes).with_context(|| format!("weights {}", path.display()))?;
-        let tokenizer = dir.join(TOKENIZER_FILE);
-        let vocab =
-            read_vocab(&tokenizer).with_context(|| format!("tokenizer {}", tokenizer.display()))?;
-        let special = |t: &str| {
-            vocab
-                .get(t)
-                .copied()
-                .with_context(|| format!("{}: no {t} token", tokenizer.display()))
-        };
-        let [cls, sep] = weights.family.bounds();
-        let ids = Special {
-            cls: special(cls)?,
-            sep: special(sep)?,
-            unk: special("[UNK]")?,
-        };
+        let (vocab, ids) = read_tokenizer(dir, weights.family)?;
         ensure!(
             vocab.len() * weights.hidden == weights.words.len(),
             "{}: {} tokens for {} word rows",
@@ -294,22 +333,98 @@ impl Model {
         Ok(Model {
             vocab,
             ids,
+            family: weights.family,
             vectors: VectorCache::new(weights.hidden, identity(&bytes)),
-            weights,
+            encoder: Encoder::Transformer(weights),
         })
+    }
+
+    /// The static model distilled from the transformer in `dir`: read from
+    /// beside its weights, or distilled now and kept there (once per set of
+    /// weights: about a minute of two cores).
+    pub fn load_static(dir: &Path) -> Result<Self> {
+        let path = dir.join(WEIGHTS_FILE);
+        let (length, header) = read_header(&path)?;
+        let key = word_hash(&format!(
+            "{}\0{length}\0{}",
+            distill::VERSION,
+            String::from_utf8_lossy(&header)
+        ));
+        let family = if header
+            .windows(RELATIVE_TENSOR.len())
+            .any(|w| w == RELATIVE_TENSOR.as_bytes())
+        {
+            Family::MpNet
+        } else {
+            Family::Bert
+        };
+        let (vocab, ids) = read_tokenizer(dir, family)?;
+        let table_path = StaticVectors::path(dir, key);
+        let table = if table_path.is_file() {
+            StaticVectors::read(&table_path, vocab.len())?
+        } else {
+            eprintln!(
+                "sens: distilling the static model from {} (once; about a minute)",
+                dir.display()
+            );
+            let table = Model::load(dir)?.distill()?;
+            if let Err(e) = table.write(&table_path) {
+                // Costs the next process the distillation, nothing else.
+                eprintln!("sens: the static model is not kept: {e:#}");
+            }
+            table
+        };
+        let identity = word_hash(&format!("{}\0static\0{key}", crate::cache::ENGINE_BUILD));
+        Ok(Model {
+            vocab,
+            ids,
+            family,
+            vectors: VectorCache::new(table.dims, identity),
+            encoder: Encoder::Static(table),
+        })
+    }
+
+    /// The static table of this transformer's vocabulary.
+    fn distill(&self) -> Result<StaticVectors> {
+        let Encoder::Transformer(weights) = &self.encoder else {
+            bail!("a static model is distilled from a transformer");
+        };
+        Ok(weights.distill(self.vocab.len(), [self.ids.cls, self.ids.sep]))
+    }
+
+    /// The cosine of two of this model's vectors, on the transformer's scale:
+    /// the static model's, whose unrelated texts share generic pieces and sit
+    /// higher, mapped linearly onto it ([`STATIC_SCALE`]), so the ranking's
+    /// weights and the vouch hold for both.
+    pub fn cosine(&self, a: &[f32], b: &[f32]) -> f64 {
+        let c = cosine(a, b);
+        match self.encoder {
+            Encoder::Transformer(_) => c,
+            Encoder::Static(_) => STATIC_SCALE.0 + STATIC_SCALE.1 * c,
+        }
+    }
+
+    /// Which encoder this is.
+    pub fn kind(&self) -> EncoderKind {
+        match self.encoder {
+            Encoder::Transformer(_) => EncoderKind::Transformer,
+            Encoder::Static(_) => EncoderKind::Static,
+        }
     }
 
     /// The best cosine to a prompt from which this model shows the list.
     pub fn vouch(&self) -> f64 {
-        self.weights.family.vouch()
+        self.family.vouch()
     }
 
     /// The unit-length vector of a prompt, its products in 8 bits.
     pub fn embed_prompt(&self, prompt: &str) -> Vec<f32> {
-        let sequences = self.sequences(&[prompt], PROMPT_TOKENS);
-        self.weights
-            .forward(&sequences, Precision::Int8)
-            .swap_remove(0)
+        match &self.encoder {
+            Encoder::Transformer(weights) => weights
+                .forward(&self.sequences(&[prompt], PROMPT_TOKENS), Precision::Int8)
+                .swap_remove(0),
+            Encoder::Static(table) => table.embed(&self.tokens(prompt, PROMPT_TOKENS)),
+        }
     }
 
     /// The unit-length vector of a unit's [`symbol_text`], as the candidates'
@@ -328,8 +443,15 @@ impl Model {
         if texts.is_empty() {
             return Vec::new();
         }
-        self.weights
-            .forward(&self.sequences(texts, limit), Precision::Full)
+        match &self.encoder {
+            Encoder::Transformer(weights) => {
+                weights.forward(&self.sequences(texts, limit), Precision::Full)
+            }
+            Encoder::Static(table) => texts
+                .par_iter()
+                .map(|t| table.embed(&self.tokens(t, limit)))
+                .collect(),
+        }
     }
 
     /// Each text's word pieces (at most `limit`) between the model's bounds.
@@ -589,6 +711,41 @@ fn split_header(bytes: &[u8]) -> Result<(&[u8], &[u8])> {
     Ok((header, &bytes[8 + n..]))
 }
 
+/// A safetensors file's length and JSON header, read without its data.
+fn read_header(path: &Path) -> Result<(u64, Vec<u8>)> {
+    use std::io::Read;
+    let read = || -> std::io::Result<(u64, Vec<u8>)> {
+        let mut file = std::fs::File::open(path)?;
+        let length = file.metadata()?.len();
+        let mut n = [0u8; 8];
+        file.read_exact(&mut n)?;
+        let mut header = vec![0u8; u64::from_le_bytes(n).min(length) as usize];
+        file.read_exact(&mut header)?;
+        Ok((length, header))
+    };
+    read().with_context(|| format!("reading the header of {}", path.display()))
+}
+
+/// The vocabulary of `dir`'s tokenizer and its special tokens for `family`.
+fn read_tokenizer(dir: &Path, family: Family) -> Result<(FxHashMap<String, u32>, Special)> {
+    let tokenizer = dir.join(TOKENIZER_FILE);
+    let vocab =
+        read_vocab(&tokenizer).with_context(|| format!("tokenizer {}", tokenizer.display()))?;
+    let special = |t: &str| {
+        vocab
+            .get(t)
+            .copied()
+            .with_context(|| format!("{}: no {t} token", tokenizer.display()))
+    };
+    let [cls, sep] = family.bounds();
+    let ids = Special {
+        cls: special(cls)?,
+        sep: special(sep)?,
+        unk: special("[UNK]")?,
+    };
+    Ok((vocab, ids))
+}
+
 fn read_vocab(path: &Path) -> Result<FxHashMap<String, u32>> {
     #[derive(serde::Deserialize)]
     struct Tokenizer {
@@ -722,10 +879,7 @@ impl Weights {
             }
             Family::MpNet => (
                 vec![0.0; hidden],
-                tensor(
-                    "encoder.relative_attention_bias.weight",
-                    &[RELATIVE_BUCKETS, HEADS],
-                )?,
+                tensor(RELATIVE_TENSOR, &[RELATIVE_BUCKETS, HEADS])?,
             ),
         };
         Ok(Weights {
