@@ -7,7 +7,7 @@
 //! -> `exec` (commands, process groups) -> `workspace` (copies, hidden files, the agent's diff) -> `agent`
 //! (the CLI session) -> `measure` -> `record` -> `batch` (the batch folder and
 //! one attempt) -> `stats` -> `report`. The commands over them: `run`,
-//! `sequence_run`, `merge`, `validate`, `gate`, `review`, `label`, `calibrate`, `suggest_eval`, `engine_cli` (with
+//! `sequence_run`, `merge`, `validate`, `gate`, `review`, `label`, `calibrate`, `suggest_eval`, `semble_eval`, `engine_cli` (with
 //! `engine_bench` and `resident`, the engine in a person's own Claude Code), `stats_bench`.
 
 pub mod agent;
@@ -29,6 +29,7 @@ pub mod reuse_eval;
 pub mod review;
 pub mod run;
 pub mod sandbox;
+pub mod semble_eval;
 pub mod sequence_run;
 pub mod spec;
 pub mod stats;

@@ -21,7 +21,11 @@
 //! vector): items rank by coverage plus [`COSINE_WEIGHT`] times their cosine to the
 //! prompt above [`COSINE_BASE`], and a best cosine of the model's vouch
 //! ([`model::Model::vouch`]) also vouches for a list
-//! (docs/suggestions.md, "Ranking with the contextual model").
+//! (docs/suggestions.md, "Ranking with the contextual model"). The ranking step
+//! ([`fusion`]: rank fusion, lifts for a named symbol's definition and for the
+//! file a candidate lives in) ranks in its place with the parts [`Steps`] names;
+//! the engine's suggestions use [`Steps::SHIPPED`], a benchmark any parts
+//! ([`rank_deep`]).
 //!
 //! Not candidates: windows, anonymous units, callbacks, `main`, Python protocol
 //! methods (`__eq__`: its class is), test code (test
@@ -30,10 +34,15 @@
 //! skips it) and built copies (`dist/`, `build/`) of a project whose source
 //! declares a candidate.
 
+mod definition;
+mod files;
+mod fusion;
 mod lanes;
 pub mod model;
 mod quant;
 pub mod vector_cache;
+
+pub use fusion::Steps;
 
 use std::path::Path;
 
@@ -181,6 +190,20 @@ pub fn rank(index: &Index, prompt: &str) -> Ranking {
 
 /// [`rank`] with the given model, or words alone.
 pub fn rank_with(index: &Index, prompt: &str, model: Option<&model::Model>) -> Ranking {
+    rank_deep(index, prompt, model, MAX_SUGGESTIONS, Steps::SHIPPED)
+}
+
+/// [`rank_with`] keeping the best `depth` items: a benchmark that judges files
+/// reads past the shown list, so past [`MAX_SUGGESTIONS`] no item is dropped for
+/// scoring under `RELATIVE_FLOOR` of the best. Whether the engine says nothing
+/// is decided as for the shown list.
+pub fn rank_deep(
+    index: &Index,
+    prompt: &str,
+    model: Option<&model::Model>,
+    depth: usize,
+    steps: Steps,
+) -> Ranking {
     let (words, hashes) = query_words(prompt);
     let candidates = candidates(index);
     // The prompt's vector takes most of a suggestion's time and leaves a core
@@ -194,14 +217,21 @@ pub fn rank_with(index: &Index, prompt: &str, model: Option<&model::Model>) -> R
     let mut seen = rustc_hash::FxHashSet::default();
     items.retain(|r| seen.insert(r.suggestion.name.clone()));
     let best = items.first().map_or(0.0, |r| r.suggestion.score);
+    let floor = if depth > MAX_SUGGESTIONS {
+        0.0
+    } else {
+        RELATIVE_FLOOR * best
+    };
     let lexical: Vec<Ranked> = items
         .iter()
-        .filter(|r| r.suggestion.score >= RELATIVE_FLOOR * best)
-        .take(MAX_SUGGESTIONS)
+        .filter(|r| r.suggestion.score >= floor)
+        .take(depth)
         .cloned()
         .collect();
     let confidence = lexical
         .iter()
+        .take(MAX_SUGGESTIONS)
+        .filter(|r| r.suggestion.score >= RELATIVE_FLOOR * best)
         .filter(|r| telling(r))
         .map(|r| r.coverage)
         .fold(0.0, f64::max);
@@ -209,7 +239,8 @@ pub fn rank_with(index: &Index, prompt: &str, model: Option<&model::Model>) -> R
         Some((vouch, cos)) => {
             let best_cosine = cos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let score = ModelScore { best_cosine, vouch };
-            (blend(index, items, &candidates, &cos), Some(score))
+            let ranked = fusion::rank(index, items, &candidates, &cos, prompt, depth, steps);
+            (ranked, Some(score))
         }
         None => (lexical, None),
     };
@@ -233,52 +264,6 @@ fn cosines(model: &model::Model, candidates: &[&Unit], prompt: &str) -> Option<V
         .collect::<Option<_>>()?;
     let p = model.embed_prompt(prompt);
     Some(vectors.iter().map(|v| model.cosine(v, &p)).collect())
-}
-
-/// The best items by coverage plus the cosine's share, one per name: a name's
-/// lexical item when it has one (`items`, best first, one per name), else its
-/// candidate nearest the prompt.
-fn blend(index: &Index, items: Vec<Ranked>, candidates: &[&Unit], cos: &[f64]) -> Vec<Ranked> {
-    let mut nearest: FxHashMap<&str, (usize, f64)> = FxHashMap::default();
-    for (i, (u, &c)) in candidates.iter().zip(cos).enumerate() {
-        let e = nearest.entry(u.data.name.as_str()).or_insert((i, c));
-        if c > e.1 {
-            *e = (i, c);
-        }
-    }
-    let mut out: Vec<Ranked> = items
-        .into_iter()
-        .map(|mut r| {
-            r.cosine = nearest.remove(r.suggestion.name.as_str()).map(|(_, c)| c);
-            r
-        })
-        .collect();
-    // A name with no lexical item ranks by its cosine alone, so only the best
-    // few of them can reach the list: only those become items (a large
-    // project has thousands, each item copies a name, a signature and a path).
-    let mut rest: Vec<(f64, &Unit, f64)> = nearest
-        .into_values()
-        .map(|(i, c)| (blended(0.0, Some(c)), candidates[i], c))
-        .collect();
-    fn place<'u>(&(score, unit, _): &(f64, &'u Unit, f64)) -> (f64, &'u str, usize) {
-        (score, &unit.file, unit.data.start_line as usize)
-    }
-    if rest.len() > MAX_SUGGESTIONS {
-        rest.select_nth_unstable_by(MAX_SUGGESTIONS - 1, |a, b| score_order(place(a), place(b)));
-        rest.truncate(MAX_SUGGESTIONS);
-    }
-    out.extend(rest.into_iter().map(|(_, unit, c)| Ranked {
-        suggestion: suggestion(index, unit, 0.0),
-        coverage: 0.0,
-        matches: Vec::new(),
-        cosine: Some(c),
-    }));
-    for r in &mut out {
-        r.suggestion.score = blended(r.coverage, r.cosine);
-    }
-    out.sort_by(best_first);
-    out.truncate(MAX_SUGGESTIONS);
-    out
 }
 
 /// An item's score with the model: its coverage plus the cosine's share above
