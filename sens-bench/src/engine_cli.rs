@@ -575,12 +575,21 @@ fn suggest(
     let cache = IndexCache::open(&cache, cfg)
         .map_err(|e| eprintln!("sens: {e:#}: nothing is kept for the next call"))
         .ok();
-    let engine = Engine::open_with_cache(dir, cfg.clone(), cache.as_ref())?;
+    // The index alone: an engine would also keep large files' trees (parsing
+    // them again) and read every file once more to stamp it, for a session this
+    // command never has.
+    let opts = WalkOptions::default();
+    let index = Index::build_with_sources(dir, cfg.clone(), opts, None, cache.as_ref())?.0;
     // A command runs once: the model's background pass, in the foreground.
-    engine.prepare_suggestions()?;
+    let store = cache.as_ref().map(IndexCache::dir);
+    if let Some(dir) = store {
+        suggest::prepare_with_store(&index, dir)?;
+    } else {
+        suggest::prepare(&index);
+    }
     let vectors = suggest::model::shared().map(|m| m.vector_counts());
     if explain {
-        let ranking = suggest::rank(engine.index(), prompt);
+        let ranking = suggest::rank(&index, prompt);
         if json {
             let out = ExplainJson {
                 ranking: &ranking,
@@ -595,7 +604,7 @@ fn suggest(
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let suggestions = engine.suggest(prompt)?;
+    let suggestions = suggest::suggest_with_store(&index, prompt, store);
     if json {
         println!(
             "{}",
