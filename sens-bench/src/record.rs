@@ -14,6 +14,8 @@
 //! jscpd not installed); every field must still be present, so a writer that forgets
 //! a field is caught instead of read as "not measured".
 
+pub mod format;
+
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::fs;
@@ -115,11 +117,8 @@ pub struct AgentInfo {
 /// One run (task x condition x rep), or one step of a Horizonte sequence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// The record's format version ([`crate::batch::format`]); written first.
-    #[serde(
-        default = "crate::batch::format::unstated",
-        deserialize_with = "crate::batch::format::known"
-    )]
+    /// The record's format version ([`format`]); written first.
+    #[serde(default = "format::unstated", deserialize_with = "format::known")]
     pub format: u32,
     pub batch: String,
     /// The task id; for a sequence step, the step's id.

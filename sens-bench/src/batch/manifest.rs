@@ -22,10 +22,10 @@ pub use crate::record::AgentInfo;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
-    /// The manifest's format version ([`super::format`]); written first.
+    /// The manifest's format version ([`crate::record::format`]); written first.
     #[serde(
-        default = "super::format::unstated",
-        deserialize_with = "super::format::known"
+        default = "crate::record::format::unstated",
+        deserialize_with = "crate::record::format::known"
     )]
     pub format: u32,
     pub sens_bench_version: String,
@@ -343,7 +343,7 @@ pub(crate) mod tests {
     /// An unsharded manifest, for tests to alter.
     pub(crate) fn manifest() -> Manifest {
         Manifest {
-            format: super::super::format::FORMAT,
+            format: crate::record::format::FORMAT,
             sens_bench_version: "0.1.0".into(),
             engine_rev: "abc".into(),
             seed: 1,

@@ -55,7 +55,6 @@ use stage::{Started, Timings};
 
 mod attempt;
 pub mod dry_run;
-pub mod format;
 mod grade;
 pub mod labels;
 pub mod leftovers;
@@ -269,7 +268,7 @@ impl BatchFolder {
             eprintln!("removed {removed} temporary folders left by killed runs of this batch");
         }
         let wanted = Manifest {
-            format: format::FORMAT,
+            format: crate::record::format::FORMAT,
             sens_bench_version: env!("CARGO_PKG_VERSION").to_string(),
             engine_rev: engine_rev.clone(),
             seed: args.seed,
@@ -426,7 +425,7 @@ impl BatchFolder {
 
     fn blank_record(&self, key: &RunKey, started: Started) -> RunRecord {
         RunRecord {
-            format: format::FORMAT,
+            format: crate::record::format::FORMAT,
             batch: self.name.clone(),
             task: key.task.clone(),
             sequence: key.sequence.clone(),
