@@ -15,6 +15,7 @@ use crate::finding::{Finding, Suggestion};
 use crate::fingerprint::hash_text;
 use crate::index::{Index, Source};
 use crate::judge::{FileChange, Judge};
+use crate::reuse;
 use crate::rules;
 use crate::suggest;
 use crate::tools::{self, ToolError};
@@ -452,6 +453,26 @@ impl Judge for Engine {
     fn note_prompt(&mut self, prompt: &str) {
         self.prompts.push_str(prompt);
         self.prompts.push('\n');
+    }
+
+    fn reuse_candidates(&self, changes: &[FileChange]) -> Result<Vec<Finding>> {
+        let mut found = Vec::new();
+        for change in changes {
+            let Some(after) = &change.after else { continue };
+            // A file the finder cannot parse has no units to look up; the change
+            // rules already reported it.
+            let Ok(lookups) =
+                reuse::find(&self.index, &change.path, change.before.as_deref(), after)
+            else {
+                continue;
+            };
+            found.extend(
+                lookups
+                    .iter()
+                    .flat_map(|lookup| reuse::review_candidates(&change.path, lookup)),
+            );
+        }
+        Ok(found)
     }
 
     fn suggest(&self, prompt: &str) -> Result<Vec<Suggestion>> {

@@ -32,6 +32,13 @@ pub trait Judge: Send {
     /// approved point.
     fn audit(&mut self, changes: &[FileChange]) -> anyhow::Result<Vec<Finding>>;
 
+    /// The existing units that the units `changes` add may do again (the
+    /// re-implementation finder's first candidates), as hints naming them: the
+    /// Stop reviewer reads them beside the diff. Judges without an index have none.
+    fn reuse_candidates(&self, _changes: &[FileChange]) -> anyhow::Result<Vec<Finding>> {
+        Ok(Vec::new())
+    }
+
     /// Hears a user prompt: what the person asks for (a function it names is
     /// not an orphan). Judges that do not need it ignore it.
     fn note_prompt(&mut self, _prompt: &str) {}

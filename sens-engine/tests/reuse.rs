@@ -82,3 +82,38 @@ fn a_function_the_file_already_defined_is_not_new() {
     let found = reuse::find(engine.index(), "ledger/money.py", Some(&before), &after).unwrap();
     assert!(found.is_empty(), "{found:#?}");
 }
+
+/// The Stop reviewer's candidates: the finder's first candidates of each unit a
+/// change adds, as hints naming the existing unit, never denials.
+#[test]
+fn the_reviewer_reads_the_finders_candidates_of_each_unit_a_change_adds() {
+    use sens_engine::judge::{FileChange, Judge};
+    let (_dir, engine) = project();
+    let code = "import unicodedata\n\n\ndef normalize_for_search(s):\n    \"\"\"Make 'Crème' match 'creme' in searches: drop diacritics, ignore case.\"\"\"\n    out = []\n    for ch in unicodedata.normalize(\"NFD\", s):\n        if unicodedata.category(ch) != \"Mn\":\n            out.append(ch.lower())\n    return \"\".join(out)\n";
+    let change = FileChange {
+        path: "ledger/search.py".into(),
+        before: None,
+        after: Some(code.into()),
+    };
+    let candidates = engine.reuse_candidates(&[change]).unwrap();
+    assert!(!candidates.is_empty());
+    assert!(
+        candidates.len() <= reuse::REVIEW_CANDIDATES,
+        "{candidates:#?}"
+    );
+    assert!(
+        candidates
+            .iter()
+            .all(|f| !f.blocks && f.rule == reuse::REVIEW_RULE)
+    );
+    let first = candidates[0].existing.as_ref().unwrap();
+    assert_eq!((first.file.as_str(), first.line), ("ledger/text.py", 4));
+    assert_eq!(candidates[0].new.name, "normalize_for_search");
+
+    let unchanged = FileChange {
+        path: "ledger/search.py".into(),
+        before: Some(code.into()),
+        after: Some(code.into()),
+    };
+    assert!(engine.reuse_candidates(&[unchanged]).unwrap().is_empty());
+}

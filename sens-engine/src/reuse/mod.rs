@@ -17,7 +17,16 @@ use serde::Serialize;
 
 pub use candidates::Candidate;
 
+use crate::finding::{ExistingUnit, Finding, NewUnit};
 use crate::index::Index;
+
+/// The candidates per new unit the Stop reviewer reads: held out, the right
+/// unit is among the first three for 19 of 26 re-implementations, first for 13
+/// (docs/reuse.md).
+pub const REVIEW_CANDIDATES: usize = 3;
+
+/// The rule of a reviewer's candidate from the finder: a hint, never a denial.
+pub const REVIEW_RULE: &str = "reuse.candidate";
 
 /// What the finder made of one unit a write adds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,4 +77,37 @@ pub fn find(
             }
         })
         .collect())
+}
+
+/// A lookup's first [`REVIEW_CANDIDATES`] candidates as hints for the reviewer:
+/// the new unit in `path` may do again what each existing one does.
+pub fn review_candidates(path: &str, lookup: &Lookup) -> Vec<Finding> {
+    lookup
+        .candidates
+        .iter()
+        .take(REVIEW_CANDIDATES)
+        .map(|c| {
+            let existing = &c.suggestion;
+            Finding {
+                rule: REVIEW_RULE.to_string(),
+                blocks: false,
+                similarity: c.twin.unwrap_or(0.0),
+                message: format!(
+                    "`{}` may do again what `{}` at {}:{} does: call it if it does.",
+                    lookup.name, existing.name, existing.file, existing.line
+                ),
+                new: NewUnit {
+                    file: path.to_string(),
+                    line: lookup.line,
+                    name: lookup.name.clone(),
+                },
+                existing: Some(ExistingUnit {
+                    file: existing.file.clone(),
+                    line: existing.line,
+                    signature: existing.signature.clone(),
+                    usages: existing.usages,
+                }),
+            }
+        })
+        .collect()
 }

@@ -29,8 +29,10 @@ pub struct ReviewInput {
     pub patch: String,
     /// Project-relative paths the change touches.
     pub files: Vec<String>,
-    /// The audit's findings that name an existing unit: the candidates each new
-    /// unit resembles (none of them blocking, or the reviewer is not asked).
+    /// The audit's findings that name an existing unit (the candidates each new
+    /// unit resembles; none of them blocking, or the reviewer is not asked), then
+    /// the re-implementation finder's first candidates for each unit the change
+    /// adds (rule `reuse.candidate`).
     pub candidates: Vec<Finding>,
 }
 
@@ -75,13 +77,18 @@ impl Session {
         if patch.is_empty() {
             return Ok(None);
         }
+        let mut candidates: Vec<Finding> = findings
+            .iter()
+            .filter(|f| f.existing.is_some())
+            .cloned()
+            .collect();
+        if let Some(judge) = &self.judge {
+            let changes = self.checkpoints.changes(approved.tree, tree)?;
+            candidates.extend(judge.reuse_candidates(&changes)?);
+        }
         let review_input = ReviewInput {
             files: self.checkpoints.changed_paths(approved.tree, tree)?,
-            candidates: findings
-                .iter()
-                .filter(|f| f.existing.is_some())
-                .cloned()
-                .collect(),
+            candidates,
             patch,
         };
         let answer = options.reviewer.review(&review_input)?;
