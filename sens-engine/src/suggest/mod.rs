@@ -36,6 +36,7 @@
 
 mod definition;
 mod files;
+mod framed;
 mod fusion;
 mod lanes;
 pub mod model;

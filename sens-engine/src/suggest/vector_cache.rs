@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use super::framed;
+
 const MAGIC: &[u8; 8] = b"SENSMLV2";
-/// Magic, dimensions, body length, CRC-32.
-const HEADER: usize = 8 + 4 + 8 + 4;
 
 /// What a process did with its symbol vectors: made them, or read them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -138,22 +138,15 @@ impl VectorCache {
     /// the old or the new). Another process writing at once may win the rename:
     /// the loser's new vectors cost a later run their time, nothing else.
     pub fn write_dir(&self, dir: &Path) -> Result<()> {
-        let bytes = {
+        let (body, held) = {
             let vectors = self.lock();
             let on_disk = self.on_disk.lock().unwrap_or_else(|e| e.into_inner());
             if on_disk.get(dir).is_some_and(|&n| n >= vectors.len()) {
                 return Ok(());
             }
-            self.encode(&vectors)
+            (self.encode(&vectors), vectors.len())
         };
-        let file = self.file(dir);
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)
-            .with_context(|| format!("cannot write in {}", dir.display()))?;
-        std::io::Write::write_all(&mut tmp, &bytes)
-            .with_context(|| format!("cannot write {}", tmp.path().display()))?;
-        tmp.persist(&file)
-            .with_context(|| format!("cannot write {}", file.display()))?;
-        let held = (bytes.len() - HEADER) / self.record();
+        framed::write(&self.file(dir), MAGIC, self.dims, &body)?;
         self.on_disk
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -181,26 +174,13 @@ impl VectorCache {
             body.extend(key.to_le_bytes());
             v.iter().for_each(|x| body.extend(x.to_le_bytes()));
         }
-        let mut out = Vec::with_capacity(HEADER + body.len());
-        out.extend(MAGIC);
-        out.extend((self.dims as u32).to_le_bytes());
-        out.extend((body.len() as u64).to_le_bytes());
-        out.extend(crc32fast::hash(&body).to_le_bytes());
-        out.extend(body);
-        out
+        body
     }
 
     /// The records of a whole file of this model's dimensions.
     fn decode<'b>(&self, bytes: &'b [u8]) -> Option<std::slice::ChunksExact<'b, u8>> {
-        let (header, body) = bytes.split_at_checked(HEADER)?;
-        let (magic, rest) = header.split_at(8);
-        let (dims, rest) = rest.split_at(4);
-        let (length, crc) = rest.split_at(8);
-        let whole = magic == MAGIC
-            && u32::from_le_bytes(dims.try_into().ok()?) as usize == self.dims
-            && u64::from_le_bytes(length.try_into().ok()?) == body.len() as u64
-            && u32::from_le_bytes(crc.try_into().ok()?) == crc32fast::hash(body)
-            && body.len() % self.record() == 0;
+        let (dims, body) = framed::unframe(MAGIC, bytes)?;
+        let whole = dims == self.dims && body.len() % self.record() == 0;
         whole.then(|| body.chunks_exact(self.record()))
     }
 

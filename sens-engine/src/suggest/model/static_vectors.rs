@@ -14,11 +14,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, ensure};
 
-use crate::suggest::lanes;
+use crate::suggest::{framed, lanes};
 
 const MAGIC: &[u8; 8] = b"SENSSTV1";
-/// Magic, dimensions, body length, CRC-32.
-const HEADER: usize = 8 + 4 + 8 + 4;
 
 pub(super) struct StaticVectors {
     pub(super) dims: usize,
@@ -51,16 +49,8 @@ impl StaticVectors {
     pub(super) fn read(path: &Path, pieces: usize) -> Result<Self> {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
         let whole = || -> Option<Self> {
-            let (header, body) = bytes.split_at_checked(HEADER)?;
-            let (magic, rest) = header.split_at(8);
-            let (dims, rest) = rest.split_at(4);
-            let (length, crc) = rest.split_at(8);
-            let dims = u32::from_le_bytes(dims.try_into().ok()?) as usize;
-            let ok = magic == MAGIC
-                && dims > 0
-                && u64::from_le_bytes(length.try_into().ok()?) == body.len() as u64
-                && u32::from_le_bytes(crc.try_into().ok()?) == crc32fast::hash(body)
-                && body.len() == 4 * dims * pieces;
+            let (dims, body) = framed::unframe(MAGIC, &bytes)?;
+            let ok = dims > 0 && body.len() == 4 * dims * pieces;
             ok.then(|| Self {
                 dims,
                 rows: body
@@ -81,20 +71,7 @@ impl StaticVectors {
     pub(super) fn write(&self, path: &Path) -> Result<()> {
         ensure!(self.dims > 0, "an empty table");
         let body: Vec<u8> = self.rows.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let mut out = Vec::with_capacity(HEADER + body.len());
-        out.extend(MAGIC);
-        out.extend((self.dims as u32).to_le_bytes());
-        out.extend((body.len() as u64).to_le_bytes());
-        out.extend(crc32fast::hash(&body).to_le_bytes());
-        out.extend(body);
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)
-            .with_context(|| format!("cannot write in {}", dir.display()))?;
-        std::io::Write::write_all(&mut tmp, &out)
-            .with_context(|| format!("cannot write {}", tmp.path().display()))?;
-        tmp.persist(path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(())
+        framed::write(path, MAGIC, self.dims, &body)
     }
 }
 
