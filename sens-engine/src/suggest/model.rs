@@ -39,6 +39,7 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{Context, Result, bail, ensure};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use safetensors::{Dtype, SafeTensors};
 
 use super::lanes::{self, wide};
 use super::quant::{self, Quantized};
@@ -140,8 +141,9 @@ const RELATIVE_BUCKETS: usize = 32;
 const RELATIVE_MAX_DISTANCE: f32 = 128.0;
 
 impl Family {
-    fn of(entries: &FxHashMap<String, impl Sized>) -> Self {
-        if entries.contains_key(RELATIVE_TENSOR) {
+    /// The family of weights whose tensor names `has` tells.
+    fn of(has: impl Fn(&str) -> bool) -> Self {
+        if has(RELATIVE_TENSOR) {
             Family::MpNet
         } else {
             Family::Bert
@@ -350,14 +352,7 @@ impl Model {
             distill::VERSION,
             String::from_utf8_lossy(&header)
         ));
-        let family = if header
-            .windows(RELATIVE_TENSOR.len())
-            .any(|w| w == RELATIVE_TENSOR.as_bytes())
-        {
-            Family::MpNet
-        } else {
-            Family::Bert
-        };
+        let family = Family::of(|name| header.windows(name.len()).any(|w| w == name.as_bytes()));
         let (vocab, ids) = read_tokenizer(dir, family)?;
         let table_path = StaticVectors::path(dir, key);
         let table = if table_path.is_file() {
@@ -691,7 +686,10 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
 /// What names the on-disk vectors: the engine build, the weights file's length
 /// and its header (every tensor's shape and place).
 fn identity(weights: &[u8]) -> u64 {
-    let header = split_header(weights).map_or(&[][..], |(h, _)| h);
+    let header = SafeTensors::read_metadata(weights)
+        .ok()
+        .and_then(|(n, _)| weights.get(8..8 + n))
+        .unwrap_or_default();
     word_hash(&format!(
         "{}\0{}\0{}",
         crate::cache::ENGINE_BUILD,
@@ -700,30 +698,25 @@ fn identity(weights: &[u8]) -> u64 {
     ))
 }
 
-/// A safetensors file's JSON header and data.
-fn split_header(bytes: &[u8]) -> Result<(&[u8], &[u8])> {
-    let len: [u8; 8] = bytes
-        .get(..8)
-        .and_then(|b| b.try_into().ok())
-        .context("shorter than its header")?;
-    let n = usize::try_from(u64::from_le_bytes(len)).context("header length")?;
-    let header = bytes.get(8..8 + n).context("truncated header")?;
-    Ok((header, &bytes[8 + n..]))
-}
-
 /// A safetensors file's length and JSON header, read without its data.
 fn read_header(path: &Path) -> Result<(u64, Vec<u8>)> {
     use std::io::Read;
     let read = || -> std::io::Result<(u64, Vec<u8>)> {
         let mut file = std::fs::File::open(path)?;
         let length = file.metadata()?.len();
-        let mut n = [0u8; 8];
-        file.read_exact(&mut n)?;
-        let mut header = vec![0u8; u64::from_le_bytes(n).min(length) as usize];
-        file.read_exact(&mut header)?;
-        Ok((length, header))
+        let mut head = vec![0u8; 8];
+        file.read_exact(&mut head)?;
+        let n = u64::from_le_bytes(head[..8].try_into().expect("8 bytes")).min(length);
+        head.resize(8 + n as usize, 0);
+        file.read_exact(&mut head[8..])?;
+        Ok((length, head))
     };
-    read().with_context(|| format!("reading the header of {}", path.display()))
+    let (length, head) =
+        read().with_context(|| format!("reading the header of {}", path.display()))?;
+    // The header alone, checked by the format's reader (the data is not read).
+    let (n, _) = SafeTensors::read_metadata(&head)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok((length, head[8..8 + n].to_vec()))
 }
 
 /// The vocabulary of `dir`'s tokenizer and its special tokens for `family`.
@@ -762,60 +755,35 @@ fn read_vocab(path: &Path) -> Result<FxHashMap<String, u32>> {
 }
 
 impl Weights {
-    /// A safetensors file: a little-endian `u64` header length, a JSON header
-    /// naming each tensor's dtype, shape and byte range, then the data.
+    /// A safetensors file (its reader checks the header, the offsets and the
+    /// length): every tensor this forward pass needs, in `F32`, of its shape.
     fn parse(bytes: &[u8]) -> Result<Self> {
-        #[derive(serde::Deserialize)]
-        struct Entry {
-            dtype: String,
-            shape: Vec<usize>,
-            data_offsets: [usize; 2],
-        }
-        let (header, data) = split_header(bytes)?;
-        let mut values: FxHashMap<String, serde_json::Value> =
-            serde_json::from_slice(header).context("header is not JSON")?;
-        values.remove("__metadata__");
-        let entries: FxHashMap<String, Entry> = values
-            .into_iter()
-            .map(|(name, v)| {
-                let e = serde_json::from_value(v)
-                    .with_context(|| format!("tensor {name}: bad header entry"))?;
-                Ok((name, e))
-            })
-            .collect::<Result<_>>()?;
-        let entry = |name: &str| {
-            entries
-                .get(name)
-                .with_context(|| format!("no tensor {name}"))
+        let tensors =
+            SafeTensors::deserialize(bytes).map_err(|e| anyhow::anyhow!("not safetensors: {e}"))?;
+        let view = |name: &str| {
+            tensors
+                .tensor(name)
+                .map_err(|_| anyhow::anyhow!("no tensor {name}"))
         };
         let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>> {
-            let e = entry(name)?;
+            let v = view(name)?;
             ensure!(
-                e.dtype == "F32",
-                "tensor {name}: dtype {}, not F32",
-                e.dtype
+                v.dtype() == Dtype::F32,
+                "tensor {name}: dtype {:?}, not F32",
+                v.dtype()
             );
             ensure!(
-                e.shape == shape,
+                v.shape() == shape,
                 "tensor {name}: shape {:?}, not {shape:?}",
-                e.shape
+                v.shape()
             );
-            let [start, end] = e.data_offsets;
-            let raw = data
-                .get(start..end)
-                .with_context(|| format!("tensor {name}: bytes {start}..{end} past the end"))?;
-            ensure!(
-                raw.len() == 4 * shape.iter().product::<usize>(),
-                "tensor {name}: {} bytes for shape {shape:?}",
-                raw.len()
-            );
-            Ok(raw
+            Ok(v.data()
                 .chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect())
         };
-        let shape_of = |name: &str| entry(name).map(|e| e.shape.clone());
-        let family = Family::of(&entries);
+        let shape_of = |name: &str| view(name).map(|v| v.shape().to_vec());
+        let family = Family::of(|name| view(name).is_ok());
         let words_shape = shape_of("embeddings.word_embeddings.weight")?;
         let [vocab, hidden] = words_shape[..] else {
             bail!("word embeddings of shape {words_shape:?}");
@@ -853,10 +821,12 @@ impl Weights {
             })
         };
         let mut layers = Vec::new();
-        while entries.contains_key(&format!(
+        while view(&format!(
             "encoder.layer.{}.output.dense.weight",
             layers.len()
-        )) {
+        ))
+        .is_ok()
+        {
             let p = format!("encoder.layer.{}", layers.len());
             let [query, key, value, out, out_norm] = family.attention_names();
             let qkv = [query, key, value].map(|name| format!("{p}.{name}"));
