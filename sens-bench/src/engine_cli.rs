@@ -93,29 +93,7 @@ pub enum EngineCommand {
     /// The ranking on MinishLab/semble's code-search benchmark: NDCG@10 overall, by
     /// category and by language, beside semble's published figures (format:
     /// `sens_bench::semble_eval`).
-    SembleEval {
-        /// The folder of `repos.toml` and `annotations/`.
-        #[arg(default_value = "bench/semble")]
-        dir: PathBuf,
-        /// The repositories, as `scripts/semble-corpus.sh` fetches them.
-        #[arg(long, default_value = "/tmp/semble-corpus")]
-        corpus: PathBuf,
-        /// Only this repository (repeatable).
-        #[arg(long = "repo")]
-        repos: Vec<String>,
-        /// Rank by words alone, without the model.
-        #[arg(long)]
-        words_only: bool,
-        #[arg(long)]
-        json: bool,
-        /// Each query's figures and best files, on stderr.
-        #[arg(long)]
-        queries: bool,
-        /// Leave out parts of the ranking step (fusion, definition, file-name,
-        /// coherence), to measure what each adds.
-        #[arg(long, value_delimiter = ',')]
-        without: Vec<String>,
-    },
+    SembleEval(crate::semble_eval::Options),
     /// The re-implementation finder against a file of re-implementations and new
     /// code: hit@1, hit@3, MRR, false notes (format: `sens_bench::reuse_eval`).
     ReuseEval {
@@ -250,23 +228,7 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
         EngineCommand::SuggestEval { cases, json, cold } => {
             crate::suggest_eval::run(&cases, json, cold)
         }
-        EngineCommand::SembleEval {
-            dir,
-            corpus,
-            repos,
-            words_only,
-            json,
-            queries,
-            without,
-        } => crate::semble_eval::run(&crate::semble_eval::Options {
-            dir,
-            corpus,
-            repos,
-            words_only,
-            json,
-            queries,
-            without,
-        }),
+        EngineCommand::SembleEval(options) => crate::semble_eval::run(&options),
         EngineCommand::ReuseEval { cases, json } => crate::reuse_eval::run(&cases, json),
         EngineCommand::Bench {
             dir,

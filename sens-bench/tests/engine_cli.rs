@@ -598,3 +598,29 @@ fn engine_bench_prints_the_ratio_rows_the_readme_quotes() {
     let worst = number_after(&text, "worst CPU p99 over 2 runs:");
     assert_eq!(worst, p99s.iter().copied().fold(0.0, f64::max), "{text}");
 }
+
+#[test]
+fn semble_eval_without_its_corpus_or_with_an_unknown_repository_says_so() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/semble");
+    let dir = dir.to_str().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "engine",
+        "semble-eval",
+        dir,
+        "--corpus",
+        empty.path().to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no repository to measure"), "{err}");
+    assert!(err.contains("scripts/semble-corpus.sh"), "{err}");
+
+    let out = run(&["engine", "semble-eval", dir, "--repo", "nope"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--repo [\"nope\"]") && err.contains("repos.toml"),
+        "{err}"
+    );
+}

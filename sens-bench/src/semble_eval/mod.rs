@@ -34,19 +34,28 @@ use ndcg::{files_in_rank_order, ndcg, path_matches};
 /// Items ranked per query for the ranking-only figure: enough for ten files.
 const DEPTH: usize = 200;
 
+#[derive(Debug, clap::Args)]
 pub struct Options {
     /// The folder of `repos.toml` and `annotations/`.
+    #[arg(default_value = "bench/semble")]
     pub dir: PathBuf,
-    /// One folder per repository, as `scripts/semble-corpus.sh` lays them out.
+    /// The repositories, one folder each, as `scripts/semble-corpus.sh` fetches them.
+    #[arg(long, default_value = "/tmp/semble-corpus")]
     pub corpus: PathBuf,
-    /// Only these repositories (all fetched ones when empty).
+    /// Only this repository (repeatable; all fetched ones when absent).
+    #[arg(long = "repo")]
     pub repos: Vec<String>,
     /// Rank by words alone, without the model.
+    #[arg(long)]
     pub words_only: bool,
+    #[arg(long)]
     pub json: bool,
-    /// Print each query's figures and best files.
+    /// Each query's figures and best files, on stderr.
+    #[arg(long)]
     pub queries: bool,
-    /// Parts of the ranking step left out (`Steps::NAMES`).
+    /// Leave out parts of the ranking step (fusion, definition, file-name,
+    /// coherence; `Steps::NAMES`), to measure what each adds.
+    #[arg(long, value_delimiter = ',')]
     pub without: Vec<String>,
 }
 
@@ -88,6 +97,16 @@ pub fn run(opts: &Options) -> Result<ExitCode> {
     let store = Cache::from_env()?.root.join("semble-vectors");
     std::fs::create_dir_all(&store)
         .with_context(|| format!("cannot create {}", store.display()))?;
+    let unknown: Vec<&String> = opts
+        .repos
+        .iter()
+        .filter(|r| !listing.repos.contains_key(*r))
+        .collect();
+    anyhow::ensure!(
+        unknown.is_empty(),
+        "--repo {unknown:?}: not in {}",
+        opts.dir.join("repos.toml").display()
+    );
     let mut results = Vec::new();
     for (name, repo) in &listing.repos {
         if !opts.repos.is_empty() && !opts.repos.contains(name) {
@@ -108,6 +127,11 @@ pub fn run(opts: &Options) -> Result<ExitCode> {
             name, repo, &root, &queries, ranker, &store, opts,
         )?);
     }
+    anyhow::ensure!(
+        !results.is_empty(),
+        "no repository to measure under {}: scripts/semble-corpus.sh fetches them",
+        opts.corpus.display()
+    );
     let summary = summarize(&results);
     if opts.json {
         let out = serde_json::json!({ "summary": summary, "repos": results });
