@@ -8,8 +8,9 @@
 //! frequency, so the commonest pieces weigh least). No data is needed and
 //! nothing is downloaded: the transformer installed is the teacher.
 
+use super::products::Precision;
 use super::static_vectors::StaticVectors;
-use super::{Precision, Weights};
+use super::weights::Weights;
 
 /// Bumped when the distillation changes: names the table's file.
 pub(super) const VERSION: u32 = 2;
