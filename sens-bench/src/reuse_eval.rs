@@ -109,13 +109,20 @@ pub struct Figures {
     pub ranked_first: usize,
     pub new_units: usize,
     pub false_notes: usize,
+    /// The agent's note (`decision::notes`, whatever the threshold): it names
+    /// an expected unit.
+    pub note_hits: usize,
+    /// The agent's note on a new unit.
+    pub note_false: usize,
 }
 
 pub fn figures<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>, threshold: f64) -> Figures {
     let mut f = Figures::default();
     let mut reciprocal = 0.0;
     for o in outcomes {
+        let note = decision::notes(&o.lookup.candidates);
         if o.kind == Kind::Reimpl {
+            f.note_hits += usize::from(note && o.rank == Some(1));
             f.reimplementations += 1;
             f.hit_at_1 += usize::from(o.hit(1, threshold));
             f.hit_at_3 += usize::from(o.hit(3, threshold));
@@ -126,6 +133,7 @@ pub fn figures<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>, threshold: f
         } else {
             f.new_units += 1;
             f.false_notes += usize::from(o.noted(threshold));
+            f.note_false += usize::from(note);
         }
     }
     if f.reimplementations > 0 {
@@ -371,8 +379,13 @@ fn table(r: &Report) -> String {
             (_, false, _) => "quiet".to_string(),
         };
         let held = if o.holdout { "H" } else { " " };
+        let note = if decision::notes(&o.lookup.candidates) {
+            "NOTE"
+        } else {
+            "    "
+        };
         out.push_str(&format!(
-            "{verdict:<7} {held} {:<10} {} ({}:{})\n",
+            "{verdict:<7} {held} {note} {:<10} {} ({}:{})\n",
             o.project, o.lookup.name, o.file, o.lookup.line
         ));
         for c in o.lookup.candidates.iter().take(3) {
@@ -396,13 +409,18 @@ fn table(r: &Report) -> String {
     // A set without cases (a file all held out) has no row.
     for (label, f) in rows.filter(|(_, f)| f.reimplementations + f.new_units > 0) {
         out.push_str(&format!(
-            "{label:<18} hit@1 {}/{}  hit@3 {}  MRR {:.2}  first always {}  false notes {}/{}\n",
+            "{label:<18} hit@1 {}/{}  hit@3 {}  MRR {:.2}  first always {}  false notes {}/{}  \
+             | note: right {}/{}  on new code {}/{}\n",
             f.hit_at_1,
             f.reimplementations,
             f.hit_at_3,
             f.mrr,
             f.ranked_first,
             f.false_notes,
+            f.new_units,
+            f.note_hits,
+            f.reimplementations,
+            f.note_false,
             f.new_units
         ));
     }

@@ -34,6 +34,16 @@ pub struct RuleConfig {
     pub permutations: usize,
     /// LSH bands; `permutations / bands` rows each.
     pub bands: usize,
+    /// Tell the agent at PostToolUse when a function it wrote does what an
+    /// existing one does (the re-implementation finder's note, docs/reuse.md).
+    /// `false` turns the note off. Left out of the digest's text when on, so
+    /// the defaults' digest is the one recorded before the field existed.
+    #[serde(skip_serializing_if = "is_true")]
+    pub reuse_notes: bool,
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 impl Default for RuleConfig {
@@ -58,6 +68,7 @@ impl Default for RuleConfig {
             k: 3,
             permutations: 120,
             bands: 20,
+            reuse_notes: true,
         }
     }
 }

@@ -320,6 +320,32 @@ fn unjudged(path: &str, err: anyhow::Error) -> Result<Finding> {
     }
 }
 
+/// The candidates' vectors a PostToolUse may make before its note (about a
+/// second of the model on this machine); with more missing (a session whose
+/// background pass has not ended) it says nothing, as without the model.
+pub(crate) const NOTE_MAX_EMBED: usize = 256;
+
+/// The re-implementation notes (rule `reuse.note`) for the units `changes`
+/// add, judged on `index` (which holds them, as after a rescan); none when the
+/// index's rules turn the note off. A file the finder cannot parse has no
+/// units to look up: the change rules already reported it.
+pub(crate) fn reuse_notes(index: &Index, changes: &[FileChange], max_embed: usize) -> Vec<Finding> {
+    if !index.config().reuse_notes {
+        return Vec::new();
+    }
+    changes
+        .iter()
+        // Only files the index holds, as a replay judges them (a hidden or
+        // skipped file is not the project's code).
+        .filter(|c| index.file(&c.path).is_some())
+        .filter_map(|c| {
+            let after = c.after.as_deref()?;
+            reuse::notes(index, &c.path, c.before.as_deref(), after, max_embed).ok()
+        })
+        .flatten()
+        .collect()
+}
+
 pub(crate) fn units_of(parsed: Option<&ParsedFile>) -> Vec<&UnitData> {
     parsed.map_or_else(Vec::new, |p| p.units.iter().collect())
 }
@@ -473,6 +499,10 @@ impl Judge for Engine {
             );
         }
         Ok(found)
+    }
+
+    fn reuse_notes(&self, changes: &[FileChange]) -> Result<Vec<Finding>> {
+        Ok(reuse_notes(&self.index, changes, NOTE_MAX_EMBED))
     }
 
     fn suggest(&self, prompt: &str) -> Result<Vec<Suggestion>> {

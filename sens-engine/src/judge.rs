@@ -39,6 +39,14 @@ pub trait Judge: Send {
         Ok(Vec::new())
     }
 
+    /// The notes for the units `changes` add that do what an existing unit
+    /// does (the re-implementation finder's decision, rule `reuse.note`): told
+    /// to the agent at PostToolUse, never blocking. None when the rules turn
+    /// the note off (`reuse_notes = false`); judges without an index have none.
+    fn reuse_notes(&self, _changes: &[FileChange]) -> anyhow::Result<Vec<Finding>> {
+        Ok(Vec::new())
+    }
+
     /// Hears a user prompt: what the person asks for (a function it names is
     /// not an orphan). Judges that do not need it ignore it.
     fn note_prompt(&mut self, _prompt: &str) {}

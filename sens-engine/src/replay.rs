@@ -32,9 +32,11 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use crate::config::RuleConfig;
-use crate::engine::{audit_findings, units_of, write_findings};
+use crate::engine::{audit_findings, reuse_notes, units_of, write_findings};
 use crate::finding::Finding;
 use crate::index::Index;
+use crate::judge::FileChange;
+use crate::reuse;
 use crate::rules;
 use crate::session::checkpoint::{tree_changes, tree_deltas};
 use crate::session::ledger::Verdict;
@@ -240,7 +242,8 @@ impl<'a> Replay<'a> {
                     .filter(|f| f.blocks && !self.pending.iter().any(|p| same_finding(p, f)))
                     .cloned()
                     .collect();
-                let verdict = if fresh.is_empty() {
+                let noted = findings.iter().any(|f| f.rule == reuse::NOTE_RULE);
+                let verdict = if fresh.is_empty() && !noted {
                     Verdict::Quiet
                 } else {
                     Verdict::Context
@@ -365,6 +368,7 @@ impl<'a> Replay<'a> {
         if !judge {
             return Ok(findings);
         }
+        let mut changes = Vec::new();
         for (rel, before, after) in deltas {
             let Some(after) = after else { continue };
             let Some(text) = self.blob_text(after)? else {
@@ -377,12 +381,13 @@ impl<'a> Replay<'a> {
             else {
                 continue;
             };
-            let before = match before {
-                Some(id) => match self.blob_text(id)? {
-                    Some(old) => self.cache.parse(id, &rel, &old)?,
-                    None => None,
-                },
+            let old = match before {
+                Some(id) => self.blob_text(id)?,
                 None => None,
+            };
+            let before = match (before, &old) {
+                (Some(id), Some(old)) => self.cache.parse(id, &rel, old)?,
+                _ => None,
             };
             findings.extend(rules::copy_findings(
                 &self.index,
@@ -391,7 +396,16 @@ impl<'a> Replay<'a> {
                 &parsed,
                 &units_of(before.as_deref()),
             ));
+            changes.push(FileChange {
+                path: rel,
+                before: old,
+                after: Some(text),
+            });
         }
+        // The notes after the copies, as the session records them.
+        let mut notes = reuse_notes(&self.index, &changes, usize::MAX);
+        reuse::drop_copied(&mut notes, &findings);
+        findings.extend(notes);
         Ok(findings)
     }
 

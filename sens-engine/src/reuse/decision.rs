@@ -42,3 +42,27 @@ pub fn speaks(best: &Candidate) -> bool {
 pub fn speaks_at(best: &Candidate, threshold: f64) -> bool {
     best.twin.is_some() && best.suggestion.score >= threshold
 }
+
+/// The note's floor on the best candidate's coverage of the new code's words
+/// (rare words), and on its lead over the second candidate's score: the note
+/// tells the agent to call another unit, so it speaks only where the new code's
+/// words point at one unit clearly, not at a family of look-alikes (siblings
+/// tie; a re-implementation stands out). Chosen on the tuning cases
+/// (`bench/reuse/cases.toml` tuning and `siblings.toml`: 5 of 12
+/// re-implementations named, 1 of 19 new functions noted); held out
+/// (docs/reuse.md): 9 of 55 re-implementations named, 1 of 33 new functions and
+/// no bench reference noted.
+pub const NOTE_COVERAGE: f64 = 1.75;
+pub const NOTE_MARGIN: f64 = 0.75;
+
+/// The agent is told that the unit whose candidates are `candidates` (best
+/// first) does what the first one does: the finder speaks ([`speaks`]), and the
+/// first candidate's coverage and lead reach [`NOTE_COVERAGE`] and
+/// [`NOTE_MARGIN`].
+pub fn notes(candidates: &[Candidate]) -> bool {
+    let Some(best) = candidates.first() else {
+        return false;
+    };
+    let second = candidates.get(1).map_or(0.0, |c| c.suggestion.score);
+    speaks(best) && best.coverage >= NOTE_COVERAGE && best.suggestion.score - second >= NOTE_MARGIN
+}

@@ -28,6 +28,10 @@ pub const REVIEW_CANDIDATES: usize = 3;
 /// The rule of a reviewer's candidate from the finder: a hint, never a denial.
 pub const REVIEW_RULE: &str = "reuse.candidate";
 
+/// The rule of the note the agent gets at PostToolUse when the decision
+/// names an existing unit: additional context, never a denial.
+pub const NOTE_RULE: &str = "reuse.note";
+
 /// What the finder made of one unit a write adds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Lookup {
@@ -110,4 +114,83 @@ pub fn review_candidates(path: &str, lookup: &Lookup) -> Vec<Finding> {
             }
         })
         .collect()
+}
+
+/// The notes for the units the file at `path` gains from `before` to `after`:
+/// one per new unit whose best candidate the note's decision names
+/// ([`decision::notes`]). Never blocking. Without every candidate's vector the
+/// finder says nothing, so the missing ones are made first when they are at
+/// most `max_embed` (a hook answers within its timeout; a replay passes
+/// `usize::MAX` and decides as a session whose vectors were all made).
+pub fn notes(
+    index: &Index,
+    path: &str,
+    before: Option<&str>,
+    after: &str,
+    max_embed: usize,
+) -> anyhow::Result<Vec<Finding>> {
+    let lookups = find(index, path, before, after)?;
+    if lookups.is_empty() {
+        return Ok(Vec::new());
+    }
+    let lookups = match crate::suggest::model::shared() {
+        Some(m) => {
+            let pool = crate::suggest::candidates(index);
+            let missing = pool.iter().filter(|u| m.cached(u).is_none()).count();
+            if missing > 0 && missing <= max_embed {
+                m.prepare(&pool);
+                find(index, path, before, after)?
+            } else {
+                lookups
+            }
+        }
+        None => lookups,
+    };
+    Ok(lookups
+        .iter()
+        .filter_map(|lookup| note(path, lookup))
+        .collect())
+}
+
+/// Drops the notes about a unit that `findings` already report as a copy of an
+/// existing one: the copy's finding says more (and blocks where it should).
+pub fn drop_copied(notes: &mut Vec<Finding>, findings: &[Finding]) {
+    notes.retain(|n| {
+        !findings.iter().any(|f| {
+            f.rule != NOTE_RULE
+                && f.existing.is_some()
+                && f.new.file == n.new.file
+                && f.new.name == n.new.name
+        })
+    });
+}
+
+/// A lookup's note, when the decision speaks about its first candidate.
+pub fn note(path: &str, lookup: &Lookup) -> Option<Finding> {
+    if !decision::notes(&lookup.candidates) {
+        return None;
+    }
+    let best = lookup.candidates.first()?;
+    let existing = &best.suggestion;
+    Some(Finding {
+        rule: NOTE_RULE.to_string(),
+        blocks: false,
+        similarity: best.twin.unwrap_or(0.0),
+        message: format!(
+            "`{}` seems to do what `{}` already does: call `{}` instead of keeping a second \
+             implementation, unless it does not do what this code needs.",
+            lookup.name, existing.name, existing.name
+        ),
+        new: NewUnit {
+            file: path.to_string(),
+            line: lookup.line,
+            name: lookup.name.clone(),
+        },
+        existing: Some(ExistingUnit {
+            file: existing.file.clone(),
+            line: existing.line,
+            signature: existing.signature.clone(),
+            usages: existing.usages,
+        }),
+    })
 }

@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use super::findings::{blocking_of, describe_all, same_finding};
 use super::input::{agent_key, str_field};
 use super::ledger::Verdict;
-use super::messages::{deny, protected_reason, specific_output, suggestions_context};
+use super::messages::{
+    deny, protected_reason, reuse_context, specific_output, suggestions_context,
+};
 use super::{Event, Outcome, Session, guards, protect, rebuild, shell};
 use crate::finding::Finding;
 
@@ -154,6 +156,7 @@ impl Session {
     }
 
     pub(super) fn on_post_tool(&mut self, event: Event) -> anyhow::Result<Outcome> {
+        let previous = self.last_look;
         let (tree, mut findings) = self.look_with_rescan()?;
         if self.judge.is_none() {
             return Ok(Outcome::new(Verdict::Quiet, json!({}), Some(tree)));
@@ -161,27 +164,50 @@ impl Session {
         if let Some(approved) = self.approved {
             findings.extend(self.protected_changes(approved.tree, tree)?);
         }
+        let mut notes = self.reuse_notes(previous, tree)?;
+        crate::reuse::drop_copied(&mut notes, &findings);
         let fresh: Vec<Finding> = findings
             .iter()
             .filter(|f| f.blocks && !self.pending.iter().any(|p| same_finding(p, f)))
             .cloned()
             .collect();
-        if fresh.is_empty() {
+        let mut parts = Vec::new();
+        if !fresh.is_empty() {
+            parts.push(format!(
+                "Sens found changes on disk that the turn cannot end with:\n{}\n\
+                 Replace a copy with a call to the existing code before you finish; \
+                 the turn cannot end while they stand.",
+                describe_all(&fresh.iter().collect::<Vec<_>>())
+            ));
+        }
+        if !notes.is_empty() {
+            parts.push(reuse_context(&notes));
+        }
+        findings.extend(notes);
+        if parts.is_empty() {
             return Ok(Outcome::new(Verdict::Quiet, json!({}), Some(tree)).with_findings(findings));
         }
-        let context = format!(
-            "Sens found changes on disk that the turn cannot end with:\n{}\n\
-             Replace a copy with a call to the existing code before you finish; \
-             the turn cannot end while they stand.",
-            describe_all(&fresh.iter().collect::<Vec<_>>())
-        );
         self.pending.extend(fresh);
         Ok(Outcome::new(
             Verdict::Context,
-            specific_output(event.name(), "additionalContext", &context),
+            specific_output(event.name(), "additionalContext", &parts.join("\n\n")),
             Some(tree),
         )
         .with_findings(findings))
+    }
+
+    /// The re-implementation notes for what changed from the previous rescan's
+    /// tree to `tree` (nothing before the first rescan).
+    fn reuse_notes(
+        &self,
+        previous: Option<git2::Oid>,
+        tree: git2::Oid,
+    ) -> anyhow::Result<Vec<Finding>> {
+        let (Some(judge), Some(previous)) = (&self.judge, previous.filter(|p| *p != tree)) else {
+            return Ok(Vec::new());
+        };
+        let changes = self.checkpoints.changes(previous, tree)?;
+        judge.reuse_notes(&changes)
     }
 
     pub(super) fn on_stop(&mut self, event: Event, input: &Value) -> anyhow::Result<Outcome> {

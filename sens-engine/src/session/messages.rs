@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::protect::PROTECTED_DESCRIPTION;
-use crate::finding::Suggestion;
+use crate::finding::{Finding, Suggestion};
 
 pub(super) fn deny(reason: &str) -> Value {
     json!({"hookSpecificOutput": {
@@ -43,6 +43,34 @@ pub(super) fn suggestions_context(suggestions: &[Suggestion]) -> String {
     format!(
         "Sens: the project already has code that may serve this request; reuse it before \
          writing new code:\n{}",
+        lines.join("\n")
+    )
+}
+
+/// The PostToolUse note for the functions a write added that do what existing
+/// ones do (rule `reuse.note`): the existing unit where, its signature and
+/// usages, and to call it. Additional context, never a denial.
+pub(super) fn reuse_context(notes: &[Finding]) -> String {
+    let lines: Vec<String> = notes
+        .iter()
+        .filter_map(|f| {
+            let existing = f.existing.as_ref()?;
+            Some(format!(
+                "- {}:{} `{}` does what {}:{} `{}` ({} usages) already does.",
+                f.new.file,
+                f.new.line,
+                f.new.name,
+                existing.file,
+                existing.line,
+                existing.signature,
+                existing.usages
+            ))
+        })
+        .collect();
+    format!(
+        "Sens: the project already has what this write added (a note, not blocking):\n{}\n\
+         Call the existing function instead of keeping a second implementation: read it, \
+         and if it does what you need, remove yours and use it.",
         lines.join("\n")
     )
 }
