@@ -8,6 +8,7 @@
 //! Measured on labelled real groups: `docs/precision.md`,
 //! `docs/experiments/precision.md`.
 
+use crate::fingerprint::{Token, hash_text};
 use crate::index::CopyKind;
 use crate::terms::Field;
 use crate::units::{UnitData, UnitKind};
@@ -29,6 +30,7 @@ pub fn only_shape(new: &UnitData, text: &str, kind: CopyKind, existing: &UnitDat
     }
     [new, existing].iter().any(|u| declares(u) || is_stub(u))
         || same_protocol(new, existing, kind)
+        || (kind == CopyKind::Renamed && renames_what_a_copy_keeps(new, existing))
         || (kind == CopyKind::Near
             && (says_otherwise(new, existing) || !shares_words(new, text, existing)))
 }
@@ -56,6 +58,68 @@ fn says_otherwise(new: &UnitData, existing: &UnitData) -> bool {
     }
     let shared = a.iter().filter(|s| b.binary_search(s).is_ok()).count();
     (shared as f64) < MIN_SHARED_STRINGS * a.len().min(b.len()) as f64
+}
+
+/// The share of the smaller side's called names and members (`f(`, `x.f`) a
+/// renamed match may keep and still be a unit of the same shape rather than a
+/// copy, when it also keeps [`MIN_OWN_NAMES`] of its other names: a copy keeps
+/// what it calls and renames its parameters and locals; a unit written to the
+/// same shape (one `copy()` per class, one constructor per alignment) keeps the
+/// conventional names of its parameters and calls other things. Chosen on
+/// labelled real groups (`docs/experiments/precision.md`): the lowest share
+/// of a labelled renamed copy is 0.62.
+pub const MAX_KEPT_CALLS: f64 = 0.6;
+
+/// The share of the smaller side's other names (parameters, locals, types) a
+/// renamed match keeps before its calling other things says it is a unit of
+/// the same shape: a renaming that changes every name (the mutation kind
+/// `renamed` of `calibrate`) keeps none and stays a copy.
+pub const MIN_OWN_NAMES: f64 = 0.5;
+
+/// Whether a renamed match calls or reaches other things (under
+/// [`MAX_KEPT_CALLS`] of its called names and members shared) while keeping
+/// the names a renaming copy changes ([`MIN_OWN_NAMES`] of its parameters and
+/// locals shared): the opposite of a copy's renaming.
+fn renames_what_a_copy_keeps(new: &UnitData, existing: &UnitData) -> bool {
+    let share = |called: bool| {
+        let role = |names: &[u16]| -> Vec<u16> {
+            names
+                .iter()
+                .copied()
+                .filter(|n| (n & 1 == 1) == called)
+                .collect()
+        };
+        let (a, b) = (role(&new.facts.names), role(&existing.facts.names));
+        let smaller = a.len().min(b.len());
+        let shared = a.iter().filter(|n| b.binary_search(n).is_ok()).count();
+        (smaller > 0).then(|| shared as f64 / smaller as f64)
+    };
+    match (share(true), share(false)) {
+        (Some(calls), Some(own)) => calls < MAX_KEPT_CALLS && own >= MIN_OWN_NAMES,
+        _ => false,
+    }
+}
+
+/// A unit's distinct names by role ([`crate::units::UnitFacts::names`]): each
+/// identifier's text hashed to 16 bits, the low bit set when it is called or
+/// reached as a member (after `.`, `?.`, `::` or `->`, or before `(` or `!`).
+pub fn names_by_role(toks: &[Token]) -> Box<[u16]> {
+    let [dot, optional, path, arrow, open, bang] = [".", "?.", "::", "->", "(", "!"].map(hash_text);
+    let mut names: Vec<u16> = toks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.identifier)
+        .map(|(i, t)| {
+            let before = i.checked_sub(1).map(|j| toks[j].text);
+            let after = toks.get(i + 1).map(|t| t.text);
+            let called = before.is_some_and(|b| [dot, optional, path, arrow].contains(&b))
+                || after.is_some_and(|a| a == open || a == bang);
+            (t.text as u16 & !1) | u16::from(called)
+        })
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.into_boxed_slice()
 }
 
 /// The keyword a declaration starts with, past visibility and other modifiers

@@ -271,3 +271,80 @@ fn one_shape_saying_other_things_is_a_hint_and_keeping_the_strings_is_a_copy() {
         copy
     )));
 }
+
+/// Two functions of one shape whose strings all differ, that call and reach
+/// other things while keeping the conventional names of their parameters (one
+/// `describe` per record type): a unit written to the same shape, not a renamed
+/// copy. A renamed copy keeps what it calls, whatever it does to its strings;
+/// a copy with every name and string changed (the mutation kind `renamed` of
+/// `calibrate`) is still one.
+#[test]
+fn two_functions_whose_strings_all_differ_are_not_a_renamed_copy() {
+    let user = r#"def describe_user(record, out):
+    out.write("name: %s" % record.name)
+    out.write("email: %s" % record.email)
+    out.write("joined: %s" % record.joined)
+    out.write("city: %s" % record.city)
+    out.write("phone: %s" % record.phone)
+    out.write("plan: %s" % record.plan)
+    out.write("status: %s" % record.status)
+    out.write("notes: %s" % record.notes)
+    log.info("described a user")
+    return out
+"#;
+    let order = r#"def describe_order(record, out):
+    out.append("total: %s" % record.total)
+    out.append("items: %s" % record.items)
+    out.append("shipped: %s" % record.shipped)
+    out.append("carrier: %s" % record.carrier)
+    out.append("weight: %s" % record.weight)
+    out.append("paid: %s" % record.paid)
+    out.append("coupon: %s" % record.coupon)
+    out.append("refund: %s" % record.refund)
+    audit.debug("described an order")
+    return out
+"#;
+    assert_eq!(
+        strongest("src/users.py", user, "src/orders.py", order),
+        Some(CopyKind::Renamed)
+    );
+    let found = findings("src/users.py", user, "src/orders.py", order);
+    assert!(!found.is_empty() && !denied(&found), "{found:#?}");
+
+    // The same calls and members with every string and local changed: a copy.
+    let renamed = r#"def describe_client(entry, stream):
+    stream.write("client: %s" % entry.name)
+    stream.write("contact: %s" % entry.email)
+    stream.write("since: %s" % entry.joined)
+    stream.write("town: %s" % entry.city)
+    stream.write("tel: %s" % entry.phone)
+    stream.write("tier: %s" % entry.plan)
+    stream.write("state: %s" % entry.status)
+    stream.write("memo: %s" % entry.notes)
+    log.info("client written")
+    return stream
+"#;
+    let found = findings("src/users.py", user, "src/clients.py", renamed);
+    assert!(denied(&found), "{found:#?}");
+    assert_eq!(found[0].rule, "copy.renamed");
+
+    // Every name and string changed, as `calibrate`'s mutation does: a copy.
+    let mutated = r#"def v0(v1, v2):
+    v2.v3("s4" % v1.v5)
+    v2.v3("s6" % v1.v7)
+    v2.v3("s8" % v1.v9)
+    v2.v3("s10" % v1.v11)
+    v2.v3("s12" % v1.v13)
+    v2.v3("s14" % v1.v15)
+    v2.v3("s16" % v1.v17)
+    v2.v3("s18" % v1.v19)
+    v20.v21("s22")
+    return v2
+"#;
+    assert!(denied(&findings(
+        "src/users.py",
+        user,
+        "src/mutated.py",
+        mutated
+    )));
+}

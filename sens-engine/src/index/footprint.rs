@@ -66,7 +66,9 @@ impl Index {
                 + data.facts.decorators.capacity();
             bytes.shingles += size_of_val(&*data.shingles);
             bytes.bands += size_of_val(&*data.bands) + size_of_val(&*data.leave_one_out);
-            bytes.terms += data.facts.terms.heap_bytes() + size_of_val(&*data.facts.strings);
+            bytes.terms += data.facts.terms.heap_bytes()
+                + size_of_val(&*data.facts.strings)
+                + size_of_val(&*data.facts.names);
         }
         for (path, entry) in &self.files {
             bytes.files += path.len()

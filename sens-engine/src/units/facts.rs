@@ -33,6 +33,11 @@ pub struct UnitFacts {
     /// sorted: what it says, which a copy keeps and a unit of the same shape
     /// changes (`dictated::says_otherwise`).
     pub strings: Box<[u32]>,
+    /// Its distinct names by role, hashed to 16 bits and sorted, the low bit set
+    /// for a name it calls or reaches as a member (`f(`, `x.f`, `m::f`, `f!`),
+    /// clear for the others (parameters, locals, types): a copy keeps the first
+    /// and a renaming copy changes the second (`dictated::names_by_role`).
+    pub names: Box<[u16]>,
 }
 
 /// The facts of the unit `node`, the path's node at `depth`, inside the unit
@@ -112,6 +117,7 @@ pub(super) fn facts(
         in_test_module: (0..ancestors.len()).any(|d| is_test_module(path, d, source)),
         terms: Terms::default(),
         strings: Box::default(),
+        names: Box::default(),
     }
 }
 

@@ -114,6 +114,7 @@ pub(super) fn finish(
         strings.sort_unstable();
         strings.dedup();
         r.facts.strings = strings.into_boxed_slice();
+        r.facts.names = crate::dictated::names_by_role(toks);
         let bands = fp.minhash.band_keys(&shingles);
         units.push(UnitData {
             kind: r.kind,
