@@ -194,3 +194,47 @@ pub fn note(path: &str, lookup: &Lookup) -> Option<Finding> {
         }),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(rule: &str, file: &str, name: &str) -> Finding {
+        Finding {
+            rule: rule.to_string(),
+            blocks: false,
+            similarity: 0.5,
+            message: String::new(),
+            new: NewUnit {
+                file: file.to_string(),
+                line: 1,
+                name: name.to_string(),
+            },
+            existing: Some(ExistingUnit {
+                file: "lib.py".to_string(),
+                line: 3,
+                signature: "def helper(x)".to_string(),
+                usages: 2,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_unit_reported_as_a_copy_gets_no_note() {
+        let mut notes = vec![
+            finding(NOTE_RULE, "a.py", "copied"),
+            finding(NOTE_RULE, "a.py", "rewritten"),
+            finding(NOTE_RULE, "b.py", "copied"),
+        ];
+        let findings = [
+            finding("copy.near", "a.py", "copied"),
+            finding(NOTE_RULE, "a.py", "rewritten"),
+        ];
+        drop_copied(&mut notes, &findings);
+        let left: Vec<(&str, &str)> = notes
+            .iter()
+            .map(|n| (n.new.file.as_str(), n.new.name.as_str()))
+            .collect();
+        assert_eq!(left, [("a.py", "rewritten"), ("b.py", "copied")]);
+    }
+}
