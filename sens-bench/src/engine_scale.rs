@@ -170,7 +170,7 @@ fn measure_part(
     std::fs::remove_dir_all(&cache)
         .with_context(|| format!("cannot remove {}", cache.display()))?;
     let jscpd = jscpd
-        .map(|jscpd| crate::engine_bench::run_jscpd(jscpd, part))
+        .map(|jscpd| sens::bench::run_jscpd(jscpd, part))
         .transpose()?;
     Ok(Row {
         share,

@@ -28,7 +28,7 @@ use reach::{Reach, Watch};
 
 pub mod capped;
 pub mod group;
-pub mod measured;
+pub use sens::bench::measured;
 pub mod reach;
 
 /// How long a command's output may stay open after the command and its

@@ -7,14 +7,15 @@
 //! -> `exec` (commands, process groups) -> `workspace` (copies, hidden files, the agent's diff) -> `agent`
 //! (the CLI session) -> `measure` -> `record` -> `batch` (the batch folder and
 //! one attempt) -> `stats` -> `report`. The commands over them: `run`,
-//! `sequence_run`, `merge`, `validate`, `gate`, `review`, `label`, `calibrate`, `suggest_eval`, `semble_eval`, `engine_cli` (with
-//! `engine_bench` and `resident`, the engine in a person's own Claude Code), `stats_bench`.
+//! `sequence_run`, `merge`, `validate`, `gate`, `review`, `label`, `calibrate`,
+//! `suggest_eval`, `semble_eval`, `reuse_eval`, `engine_scale`, `engine_commands` (the
+//! `engine` level: the `sens` crate's commands, the engine in a person's own Claude
+//! Code, beside these evaluations), `stats_bench`.
 
 pub mod agent;
 pub mod batch;
 pub mod calibrate;
-pub mod engine_bench;
-pub mod engine_cli;
+pub mod engine_commands;
 pub mod engine_scale;
 pub mod exec;
 pub mod gate;
@@ -24,7 +25,6 @@ pub mod measure;
 pub mod merge;
 pub mod record;
 pub mod report;
-pub mod resident;
 pub mod reuse_eval;
 pub mod review;
 pub mod run;
@@ -35,6 +35,8 @@ pub mod spec;
 pub mod stats;
 pub mod stats_bench;
 pub mod suggest_eval;
-pub mod sync;
 pub mod validate;
 pub mod workspace;
+
+/// The one way the bench takes a lock (shared with the resident engine).
+pub use sens::sync;

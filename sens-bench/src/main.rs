@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use sens_bench::{engine_cli, validate};
+use sens_bench::{engine_commands, validate};
 
 #[derive(Parser)]
 #[command(
@@ -21,8 +21,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// The engine on the command line: index, dupes.
-    Engine(engine_cli::EngineArgs),
+    /// Sens's own commands (those of the `sens` binary) and the engine's evaluations.
+    Engine(engine_commands::EngineArgs),
     /// Check tasks: tests pass at the start, hidden tests fail there, and with the
     /// reference patch both pass (docs/validation.md). Exit 0 only if every task is
     /// valid.
@@ -104,7 +104,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let outcome: anyhow::Result<ExitCode> = match cli.command {
-        Command::Engine(args) => engine_cli::run(args),
+        Command::Engine(args) => engine_commands::run(args),
         Command::Validate {
             tasks,
             task,

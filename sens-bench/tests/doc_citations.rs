@@ -18,6 +18,8 @@ use regex::Regex;
 const SOURCES: &[&str] = &[
     "sens-engine/src",
     "sens-engine/tests",
+    "sens/src",
+    "sens/tests",
     "sens-bench/src",
     "sens-bench/tests",
     "sens-bench/benches",

@@ -624,3 +624,48 @@ fn semble_eval_without_its_corpus_or_with_an_unknown_repository_says_so() {
         "{err}"
     );
 }
+
+/// `sens-bench engine install` is `sens install` run by the harness's binary: the
+/// hooks and the MCP server it writes call `sens-bench engine`, and what it tells
+/// the person to run names that command.
+#[test]
+fn engine_install_writes_hooks_calling_sens_bench_engine_and_names_its_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("p");
+    fs::create_dir_all(&root).unwrap();
+    fs::write(root.join("a.py"), "def a():\n    return 1\n").unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["add", "-A"],
+        &["commit", "-qm", "start"],
+    ] {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+    let root_text = root.to_str().unwrap();
+    let out = run(&["engine", "install", root_text]);
+    assert!(out.status.success(), "{out:?}");
+    let settings: Value =
+        serde_json::from_slice(&fs::read(root.join(".claude/settings.json")).unwrap()).unwrap();
+    let hook = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    let words = shlex::split(hook).unwrap();
+    assert_eq!(Path::new(&words[0]), Path::new(BIN).canonicalize().unwrap());
+    assert_eq!(words[1..3], ["engine", "hook"], "{hook}");
+    let servers: Value =
+        serde_json::from_slice(&fs::read(root.join(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(servers["mcpServers"]["sens"]["args"][0], "engine");
+    // Installed with other settings: the message names this binary's uninstall.
+    let out = run(&["engine", "install", root_text, "--idle-secs", "5"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("`sens-bench engine uninstall "), "{stderr}");
+    assert!(run(&["engine", "uninstall", root_text]).status.success());
+    assert!(!root.join(".mcp.json").exists());
+}

@@ -45,7 +45,7 @@ use loc::{count_probes, lines_of_code_in};
 use sens_engine::ignores::Ignores;
 
 pub mod integrity;
-pub mod jscpd;
+pub use sens::bench::jscpd;
 pub mod ledger;
 pub mod loc;
 pub mod outcomes;

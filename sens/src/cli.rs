@@ -1,8 +1,8 @@
-//! `sens-bench engine ...`: the engine on the command line
-//! (docs/contract.md, "The engine on the command line"). Each command builds the index of
-//! a folder and prints a small table, or the binding JSON with `--json`; `install`,
-//! `hook`, `mcp`, `approve`, `reject`, `status` and `serve` are Sens in a person's own
-//! Claude Code (`crate::resident`).
+//! `sens ...` (in the harness `sens-bench engine ...`): the engine on the command
+//! line (docs/contract.md, "The engine on the command line"). Each command builds the
+//! index of a folder and prints a small table, or the binding JSON with `--json`;
+//! `install`, `hook`, `mcp`, `approve`, `reject`, `status` and `serve` are Sens in a
+//! person's own Claude Code (`crate::resident`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,11 +24,12 @@ use sens_engine::suggest::{self, Ranking};
 use sens_engine::walk::WalkOptions;
 use serde::Serialize;
 
+use crate::invocation::Invocation;
 use crate::resident::install::{self, HookCommand};
 use crate::resident::{Project, client, server};
 
 #[derive(Debug, Subcommand)]
-pub enum EngineCommand {
+pub enum Command {
     /// Index a project: files, units by kind and language, parse errors, time per phase.
     Index {
         dir: PathBuf,
@@ -79,28 +80,6 @@ pub enum EngineCommand {
     /// Distil the static model from the installed transformer (SENS_SUGGEST_MODEL
     /// or .tools/minilm), kept beside its weights; a no-op when it is there.
     Distill,
-    /// Suggestions against a file of labelled prompts: hit@8, MRR, wrong-list and
-    /// empty-list rates (format: `sens_bench::suggest_eval`).
-    SuggestEval {
-        cases: PathBuf,
-        #[arg(long)]
-        json: bool,
-        /// Without the on-disk index and vector cache: every project parsed and
-        /// every symbol embedded (their cold time).
-        #[arg(long)]
-        cold: bool,
-    },
-    /// The ranking on MinishLab/semble's code-search benchmark: NDCG@10 overall, by
-    /// category and by language, beside semble's published figures (format:
-    /// `sens_bench::semble_eval`).
-    SembleEval(crate::semble_eval::Options),
-    /// The re-implementation finder against a file of re-implementations and new
-    /// code: hit@1, hit@3, MRR, false notes (format: `sens_bench::reuse_eval`).
-    ReuseEval {
-        cases: PathBuf,
-        #[arg(long)]
-        json: bool,
-    },
     /// Time a full index (per phase), copy lookups and one-file re-indexes, and
     /// jscpd on the same folder when installed.
     Bench {
@@ -112,18 +91,6 @@ pub enum EngineCommand {
         /// (each run's p50 and p99 printed, then the worst p99).
         #[arg(long, default_value_t = 1)]
         verdict_runs: usize,
-    },
-    /// How the engine's cost grows: a corpus of projects (scripts/vendor-corpus.sh)
-    /// indexed at parts of it, each beside jscpd: files, units, time per phase,
-    /// peak memory, the cache's cost and gain.
-    Scale {
-        corpus: PathBuf,
-        /// The parts measured, as divisors of the corpus (8 = every 8th project).
-        #[arg(long, value_delimiter = ',', default_value = "8,4,2,1")]
-        parts: Vec<u32>,
-        /// Leave jscpd out (it takes about 8x the engine's memory).
-        #[arg(long)]
-        no_jscpd: bool,
     },
     /// Register Sens's hooks in DIR/.claude/settings.json, merged with the
     /// person's own (a backup is kept under DIR/.sens/). DIR must be the top
@@ -189,62 +156,53 @@ pub struct ResidentArgs {
     idle_secs: u64,
 }
 
-/// `sens-bench engine [--rules FILE] COMMAND`: the rules file
-/// (docs/rules.md, "Rules files") applies to every engine command; without it the
-/// defaults.
+/// `sens [--rules FILE] COMMAND`: the rules file (docs/rules.md, "Rules files")
+/// applies to every command; without it the defaults.
 #[derive(Debug, clap::Args)]
-pub struct EngineArgs {
+pub struct Args {
     /// A rules file (TOML with RuleConfig's fields; absent ones take the defaults).
     #[arg(long, global = true, value_name = "FILE")]
     pub rules: Option<PathBuf>,
     #[command(subcommand)]
-    pub command: EngineCommand,
+    pub command: Command,
 }
 
-pub fn run(args: EngineArgs) -> Result<ExitCode> {
+/// Runs one command as `invocation` (the binary that the hooks `install` writes
+/// call, and that messages name).
+pub fn run(args: Args, invocation: &Invocation) -> Result<ExitCode> {
     // Loaded before anything runs, so a malformed file stops the command at once.
     let cfg = RuleConfig::load(args.rules.as_deref())?;
     match args.command {
-        EngineCommand::Index { dir, json, cache } => index(&dir, &cfg, json, cache.as_deref()),
-        EngineCommand::Dupes {
+        Command::Index { dir, json, cache } => index(&dir, &cfg, json, cache.as_deref()),
+        Command::Dupes {
             dir,
             json,
             min_tokens,
         } => dupes(&dir, &cfg, json, min_tokens),
-        EngineCommand::Check {
+        Command::Check {
             dir,
             file,
             content,
             json,
         } => check(&dir, &cfg, &file, &content, json),
-        EngineCommand::Suggest {
+        Command::Suggest {
             dir,
             prompt,
             json,
             explain,
             cache,
         } => suggest(&dir, &cfg, &prompt, (json, explain), cache),
-        EngineCommand::Distill => distill(),
-        EngineCommand::SuggestEval { cases, json, cold } => {
-            crate::suggest_eval::run(&cases, json, cold)
-        }
-        EngineCommand::SembleEval(options) => crate::semble_eval::run(&options),
-        EngineCommand::ReuseEval { cases, json } => crate::reuse_eval::run(&cases, json),
-        EngineCommand::Bench {
+        Command::Distill => distill(),
+        Command::Bench {
             dir,
             runs,
             verdict_runs,
-        } => crate::engine_bench::bench(&dir, &cfg, runs, verdict_runs),
-        EngineCommand::Scale {
-            corpus,
-            parts,
-            no_jscpd,
-        } => crate::engine_scale::scale(&corpus, &parts, !no_jscpd),
-        EngineCommand::Install { dir, resident } => {
+        } => crate::bench::bench(&dir, &cfg, runs, verdict_runs),
+        Command::Install { dir, resident } => {
             let project = Project::new(&dir)?;
             let rules = args.rules.as_deref().map(absolute).transpose()?;
             let command = HookCommand {
-                binary: std::env::current_exe().context("cannot find the sens-bench binary")?,
+                invocation: invocation.clone(),
                 project: project.root.clone(),
                 rules,
                 timeout_secs: resident.timeout_secs,
@@ -253,34 +211,39 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
             println!("{}", install::install(&project, &command)?);
             Ok(ExitCode::SUCCESS)
         }
-        EngineCommand::Uninstall { dir } => {
+        Command::Uninstall { dir } => {
             println!("{}", install::uninstall(&Project::new(&dir)?)?);
             Ok(ExitCode::SUCCESS)
         }
-        EngineCommand::Hook { dir, resident } => Ok(client::hook(
+        Command::Hook { dir, resident } => Ok(client::hook(
             dir.as_deref(),
             args.rules,
+            invocation,
             Duration::from_secs(resident.timeout_secs.into()),
             Duration::from_secs(resident.idle_secs),
         )),
-        EngineCommand::Mcp { dir, idle_secs } => client::mcp(&client::Launch {
+        Command::Mcp { dir, idle_secs } => client::mcp(&client::Launch {
             idle: Duration::from_secs(idle_secs),
-            ..launch(&dir, args.rules)?
+            ..launch(&dir, args.rules, invocation)?
         }),
-        EngineCommand::Approve { dir } => client::approve(&launch(&dir, args.rules)?),
-        EngineCommand::Reject { dir, yes } => client::reject(&launch(&dir, args.rules)?, yes),
-        EngineCommand::Status { dir } => client::status(&Project::new(&dir)?),
-        EngineCommand::Serve { dir, idle_secs } => {
-            server::serve(&Project::new(&dir)?, &cfg, Duration::from_secs(idle_secs))
-        }
+        Command::Approve { dir } => client::approve(&launch(&dir, args.rules, invocation)?),
+        Command::Reject { dir, yes } => client::reject(&launch(&dir, args.rules, invocation)?, yes),
+        Command::Status { dir } => client::status(&Project::new(&dir)?, invocation),
+        Command::Serve { dir, idle_secs } => server::serve(
+            &Project::new(&dir)?,
+            &cfg,
+            invocation,
+            Duration::from_secs(idle_secs),
+        ),
     }
 }
 
 /// How `approve` and `reject` start the engine when none runs.
-fn launch(dir: &Path, rules: Option<PathBuf>) -> Result<client::Launch> {
+fn launch(dir: &Path, rules: Option<PathBuf>, invocation: &Invocation) -> Result<client::Launch> {
     Ok(client::Launch {
         project: Project::new(dir)?,
         rules,
+        invocation: invocation.clone(),
         idle: Duration::from_secs(DEFAULT_IDLE_SECS),
     })
 }

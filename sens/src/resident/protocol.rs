@@ -1,4 +1,4 @@
-//! The socket protocol between `engine hook`/`approve`/`reject`/`status` and the
+//! The socket protocol between `sens hook`/`approve`/`reject`/`status` and the
 //! resident engine: per connection one request and one reply, each one line of
 //! JSON (hook inputs hold file contents; JSON escapes their newlines).
 
@@ -17,7 +17,7 @@ pub enum Request {
         input: Value,
     },
     /// A JSON-RPC message of the query tools' MCP server, as the CLI wrote it
-    /// to `engine mcp`; the reply is the response, `null` for a notification.
+    /// to `sens mcp`; the reply is the response, `null` for a notification.
     Mcp {
         message: Value,
     },

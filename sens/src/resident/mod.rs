@@ -1,11 +1,11 @@
 //! Sens in a person's own Claude Code: the engine's hook session kept in a
-//! resident process per project, reached by `sens-bench engine hook` (the
-//! command hook `engine install` registers) over a unix socket under `.sens/`.
+//! resident process per project, reached by `sens hook` (the command hook
+//! `sens install` registers) over a unix socket under `.sens/`.
 //!
 //! - `install`: merging the hook registrations into `.claude/settings.json` and
 //!   the query tools' server into `.mcp.json`, and removing exactly them again.
 //! - `protocol`: one JSON request line, one JSON reply line per connection.
-//! - `server`: the resident process (`engine serve DIR`): the `Session`, one per
+//! - `server`: the resident process (`sens serve DIR`): the `Session`, one per
 //!   project (a lock file), exiting after an idle time.
 //! - `client`: connecting, starting the server on first use, and the hook's
 //!   fail-closed answer when the engine cannot be reached in time.
@@ -55,7 +55,7 @@ impl Project {
     }
 
     /// The engine's on-disk index cache, which also keeps the suggestions'
-    /// symbol vectors: the resident engine's and `engine suggest`'s.
+    /// symbol vectors: the resident engine's and `sens suggest`'s.
     pub fn index_cache(&self) -> PathBuf {
         self.engine_dir().join("index-cache")
     }

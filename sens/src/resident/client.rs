@@ -1,5 +1,5 @@
-//! The commands that talk to the resident engine: the hook (`engine hook`), the
-//! query tools' stdio MCP server (`engine mcp`), `approve`, `reject` and
+//! The commands that talk to the resident engine: the hook (`sens hook`), the
+//! query tools' stdio MCP server (`sens mcp`), `approve`, `reject` and
 //! `status`. All but `status` start the engine when none answers; `status`
 //! only asks a running one.
 
@@ -18,7 +18,8 @@ use serde_json::Value;
 
 use super::protocol::{Reply, Request, receive, send};
 use super::{Project, open_own, shell_quoted};
-use crate::measure::ledger::LedgerLine;
+use crate::invocation::Invocation;
+use crate::ledger::LedgerLine;
 
 /// Exit code of a command hook that blocks (the CLI shows its stderr).
 const BLOCKING_EXIT: u8 = 2;
@@ -36,17 +37,20 @@ const LAST_DECISIONS: usize = 5;
 #[derive(Debug, Clone)]
 pub struct Launch {
     pub project: Project,
-    /// The rules file the engine judges with (`engine --rules`).
+    /// The rules file the engine judges with (`sens --rules`).
     pub rules: Option<PathBuf>,
     pub idle: Duration,
+    /// The binary that starts it (`serve`) and that messages name.
+    pub invocation: Invocation,
 }
 
-/// `engine hook`: the hook input on stdin, the engine's answer on stdout. When
+/// `sens hook`: the hook input on stdin, the engine's answer on stdout. When
 /// the engine cannot be reached in time the answer is the CLI's blocking form
 /// (exit 2, the reason on stderr): never an approval, never a hang.
 pub fn hook(
     dir: Option<&Path>,
     rules: Option<PathBuf>,
+    invocation: &Invocation,
     timeout: Duration,
     idle: Duration,
 ) -> ExitCode {
@@ -56,6 +60,7 @@ pub fn hook(
             project: Project::new(&dir)?,
             rules,
             idle,
+            invocation: invocation.clone(),
         };
         let mut text = String::new();
         std::io::stdin()
@@ -71,13 +76,13 @@ pub fn hook(
             ExitCode::SUCCESS
         }
         Err(err) => {
-            eprintln!("{}", unreachable_message(dir, &err));
+            eprintln!("{}", unreachable_message(invocation, dir, &err));
             ExitCode::from(BLOCKING_EXIT)
         }
     }
 }
 
-/// `engine mcp DIR`: the query tools as a stdio MCP server, the transport
+/// `sens mcp DIR`: the query tools as a stdio MCP server, the transport
 /// Claude Code starts for a `.mcp.json` server: one JSON-RPC message per line on
 /// stdin, each answered by the resident engine's session (so from its index,
 /// and as a ledger line), the response one line on stdout. Ends with stdin.
@@ -88,7 +93,8 @@ pub fn mcp(launch: &Launch) -> anyhow::Result<ExitCode> {
         if line.trim().is_empty() {
             continue;
         }
-        if let Some(response) = mcp_answer(&line, &launch.project.root, |message| {
+        let (dir, invocation) = (&launch.project.root, &launch.invocation);
+        if let Some(response) = mcp_answer(&line, dir, invocation, |message| {
             request(launch, message, Instant::now() + COMMAND_LIMIT)
         }) {
             send(&mut stdout, &response).context("cannot write a response on stdout")?;
@@ -104,6 +110,7 @@ pub fn mcp(launch: &Launch) -> anyhow::Result<ExitCode> {
 fn mcp_answer(
     line: &str,
     dir: &Path,
+    invocation: &Invocation,
     ask: impl FnOnce(&Request) -> anyhow::Result<Value>,
 ) -> Option<Value> {
     let message: Value = match serde_json::from_str(line) {
@@ -123,7 +130,7 @@ fn mcp_answer(
         Ok(Value::Null) => None,
         Ok(response) => Some(response),
         Err(err) => {
-            let why = unreachable_message(Some(dir), &err);
+            let why = unreachable_message(invocation, Some(dir), &err);
             mcp::answer_each(&message, |_, id| mcp::error(id, mcp::INTERNAL_ERROR, &why))
         }
     }
@@ -146,12 +153,13 @@ fn answer_budget(timeout: Duration) -> Duration {
         .max(Duration::from_secs(1))
 }
 
-fn unreachable_message(dir: Option<&Path>, err: &anyhow::Error) -> String {
+fn unreachable_message(invocation: &Invocation, dir: Option<&Path>, err: &anyhow::Error) -> String {
     let dir = dir.map_or_else(|| "DIR".to_string(), shell_quoted);
     format!(
         "Sens blocked this because its engine could not answer ({err:#}). To see why, start the \
-         engine in a terminal with `sens-bench engine serve {dir}`; to disable Sens, run \
-         `sens-bench engine uninstall {dir}`."
+         engine in a terminal with `{}`; to disable Sens, run `{}`.",
+        invocation.command(&format!("serve {dir}")),
+        invocation.command(&format!("uninstall {dir}")),
     )
 }
 
@@ -207,7 +215,7 @@ fn connect_or_start(launch: &Launch, deadline: Instant) -> anyhow::Result<UnixSt
     }
 }
 
-/// Starts `engine serve` detached (its own process group, its stderr appended
+/// Starts `serve` detached (its own process group, its stderr appended
 /// to `.sens/engine.log`), so it outlives the hook that started it.
 fn start(launch: &Launch) -> anyhow::Result<Child> {
     let project = &launch.project;
@@ -215,9 +223,9 @@ fn start(launch: &Launch) -> anyhow::Result<Child> {
     let log_path = project.log();
     let log = open_own(&log_path, OpenOptions::new().create(true).append(true))
         .with_context(|| format!("cannot open the engine's log {}", log_path.display()))?;
-    let binary = std::env::current_exe().context("cannot find the sens-bench binary")?;
-    let mut command = Command::new(&binary);
-    command.arg("engine");
+    let binary = &launch.invocation.exe;
+    let mut command = Command::new(binary);
+    command.args(&launch.invocation.prefix);
     if let Some(rules) = &launch.rules {
         command.arg("--rules").arg(rules);
     }
@@ -235,7 +243,7 @@ fn start(launch: &Launch) -> anyhow::Result<Child> {
         .with_context(|| format!("cannot start the engine ({})", binary.display()))
 }
 
-/// `engine approve DIR`: the project as it stands becomes the approved state.
+/// `sens approve DIR`: the project as it stands becomes the approved state.
 pub fn approve(launch: &Launch) -> anyhow::Result<ExitCode> {
     let status = request(launch, &Request::Approve, Instant::now() + COMMAND_LIMIT)?;
     println!(
@@ -246,7 +254,7 @@ pub fn approve(launch: &Launch) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `engine reject DIR`: after confirming (or `--yes`), the files are restored to
+/// `sens reject DIR`: after confirming (or `--yes`), the files are restored to
 /// the approved state; the rejected state is kept under a ref.
 pub fn reject(launch: &Launch, yes: bool) -> anyhow::Result<ExitCode> {
     let deadline = Instant::now() + COMMAND_LIMIT;
@@ -283,9 +291,9 @@ fn confirmed(question: &str) -> anyhow::Result<bool> {
     Ok(matches!(line.trim(), "y" | "Y" | "yes"))
 }
 
-/// `engine status DIR`: the engine process (asked only when running), the
+/// `sens status DIR`: the engine process (asked only when running), the
 /// approved point and the last decisions (from disk).
-pub fn status(project: &Project) -> anyhow::Result<ExitCode> {
+pub fn status(project: &Project, invocation: &Invocation) -> anyhow::Result<ExitCode> {
     let live = UnixStream::connect(project.socket()?)
         .ok()
         .map(|stream| {
@@ -298,11 +306,15 @@ pub fn status(project: &Project) -> anyhow::Result<ExitCode> {
         .transpose()?
         .transpose()
         .map_err(|err| anyhow!("the engine failed: {err}"))?;
-    print!("{}", status_text(project, live.as_ref())?);
+    print!("{}", status_text(project, invocation, live.as_ref())?);
     Ok(ExitCode::SUCCESS)
 }
 
-fn status_text(project: &Project, live: Option<&Value>) -> anyhow::Result<String> {
+fn status_text(
+    project: &Project,
+    invocation: &Invocation,
+    live: Option<&Value>,
+) -> anyhow::Result<String> {
     let mut out = format!("project   {}\n", project.root.display());
     match live {
         Some(live) => {
@@ -321,7 +333,12 @@ fn status_text(project: &Project, live: Option<&Value>) -> anyhow::Result<String
     });
     if let Some(live) = live {
         if live["awaiting_human"] == Value::Bool(true) {
-            out.push_str("paused    awaiting your decision: engine approve or engine reject\n");
+            let dir = shell_quoted(&project.root);
+            out.push_str(&format!(
+                "paused    awaiting your decision: {} or {}\n",
+                invocation.command(&format!("approve {dir}")),
+                invocation.command(&format!("reject {dir}")),
+            ));
         }
         let unapproved = strings(&live["unapproved"]);
         out.push_str(&format!("unapproved {} files\n", unapproved.len()));
@@ -435,10 +452,25 @@ mod tests {
         );
     }
 
+    fn sens() -> Invocation {
+        Invocation {
+            exe: "/home/p/.cargo/bin/sens".into(),
+            prefix: Vec::new(),
+        }
+    }
+
     #[test]
     fn the_unreachable_message_says_how_to_start_and_how_to_disable() {
-        let message = unreachable_message(Some(Path::new("/p/x y")), &anyhow!("refused"));
+        let dir = Some(Path::new("/p/x y"));
+        let message = unreachable_message(&sens(), dir, &anyhow!("refused"));
         assert!(message.contains("refused"), "{message}");
+        assert!(message.contains("`sens serve '/p/x y'`"), "{message}");
+        assert!(message.contains("`sens uninstall '/p/x y'`"), "{message}");
+        let bench = Invocation {
+            exe: "/t/debug/sens-bench".into(),
+            prefix: vec!["engine".into()],
+        };
+        let message = unreachable_message(&bench, dir, &anyhow!("refused"));
         assert!(
             message.contains("`sens-bench engine serve '/p/x y'`"),
             "{message}"
@@ -461,26 +493,32 @@ mod tests {
                 None => Value::Null,
             })
         };
-        let answer = mcp_answer(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#, dir, asked);
+        let answer = mcp_answer(
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+            dir,
+            &sens(),
+            asked,
+        );
         assert_eq!(
             answer,
             Some(json!({"jsonrpc": "2.0", "id": 3, "result": {}}))
         );
         let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        assert_eq!(mcp_answer(note, dir, asked), None);
+        assert_eq!(mcp_answer(note, dir, &sens(), asked), None);
     }
 
     #[test]
     fn an_mcp_line_that_is_not_json_or_an_engine_out_of_reach_is_an_error_response() {
         let dir = Path::new("/p");
         let never = |_: &Request| -> anyhow::Result<Value> { panic!("asked") };
-        let answer = mcp_answer("{not json", dir, never).unwrap();
+        let answer = mcp_answer("{not json", dir, &sens(), never).unwrap();
         assert_eq!(answer["error"]["code"], mcp::PARSE_ERROR);
         assert_eq!(answer["id"], Value::Null);
         let down = |_: &Request| -> anyhow::Result<Value> { Err(anyhow!("refused")) };
         let answer = mcp_answer(
             r#"{"jsonrpc":"2.0","id":"a","method":"tools/list"}"#,
             dir,
+            &sens(),
             down,
         )
         .unwrap();
@@ -488,17 +526,17 @@ mod tests {
         assert_eq!(answer["error"]["code"], mcp::INTERNAL_ERROR);
         let message = answer["error"]["message"].as_str().unwrap();
         assert!(
-            message.contains("refused") && message.contains("engine uninstall /p"),
+            message.contains("refused") && message.contains("`sens uninstall /p`"),
             "{message}"
         );
         let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert_eq!(
-            mcp_answer(note, dir, down),
+            mcp_answer(note, dir, &sens(), down),
             None,
             "a notification is never answered"
         );
         let batch = format!(r#"[{note}, {{"jsonrpc":"2.0","id":1,"method":"ping"}}, 5]"#);
-        let answer = mcp_answer(&batch, dir, down).unwrap();
+        let answer = mcp_answer(&batch, dir, &sens(), down).unwrap();
         let codes: Vec<(Value, Value)> = answer
             .as_array()
             .expect("a batch is answered with an array")

@@ -1,4 +1,4 @@
-//! `sens-bench engine bench DIR`: the engine's speed on a real project
+//! `sens bench DIR`: the engine's speed on a real project
 //! (docs/contract.md, "Performance"), side by side with jscpd on the same folder in the
 //! same run. Numbers are printed, never asserted.
 
@@ -16,7 +16,10 @@ use sens_engine::judge::Judge;
 use sens_engine::units::UnitKind;
 use sens_engine::walk::WalkOptions;
 
-use crate::exec::measured::{Measured, measured};
+pub mod jscpd;
+pub mod measured;
+
+use measured::{Measured, measured};
 
 /// Nearest-rank percentile of an ascending sample; `q` in [0, 1].
 pub fn percentile(sorted: &[Duration], q: f64) -> Duration {
@@ -215,7 +218,7 @@ pub fn bench(dir: &Path, cfg: &RuleConfig, runs: usize, verdict_runs: usize) -> 
         dupes_start.elapsed().as_secs_f64()
     );
 
-    match crate::measure::jscpd::find() {
+    match jscpd::find() {
         Some(jscpd) => {
             // The best of as many runs as the full index had: like against like.
             let first = run_jscpd(&jscpd, dir)?;

@@ -1,4 +1,4 @@
-//! The resident engine (`sens-bench engine serve DIR`): one hook session per
+//! The resident engine (`sens serve DIR`): one hook session per
 //! project, answering requests on `.sens/engine.sock` one at a time, and
 //! exiting once no request came for the idle time, or once its socket is gone.
 
@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 
 use super::protocol::{Reply, Request, receive, send};
 use super::{Project, open_own, remove_planted_link, shell_quoted, write_own};
-use crate::agent::engine::{engine_session, open_engine, session_options};
+use crate::invocation::Invocation;
+use crate::session::{engine_session, open_engine, session_options};
 use crate::sync::lock;
 
 /// How long a connected client may take to send its request.
@@ -36,8 +37,14 @@ struct Resident {
 }
 
 /// Serves `project` until it has been idle for `idle`. Exits at once (success)
-/// when another engine already serves it.
-pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::Result<ExitCode> {
+/// when another engine already serves it. A paused turn's note names the
+/// commands of `invocation`.
+pub fn serve(
+    project: &Project,
+    rules: &RuleConfig,
+    invocation: &Invocation,
+    idle: Duration,
+) -> anyhow::Result<ExitCode> {
     // A client whose hook timed out has hung up; writing to it must fail, not
     // end the engine.
     // SAFETY: setting a signal's disposition before any thread starts.
@@ -69,8 +76,8 @@ pub fn serve(project: &Project, rules: &RuleConfig, idle: Duration) -> anyhow::R
     // The ledger is opened by the session, which follows a link at its place.
     remove_planted_link(&project.ledger())?;
     let mut options = session_options(&project.ledger(), rules);
-    options.human_decision = Some(decision_note(&project.root));
-    // `engine mcp` serves them from this session (registered in `.mcp.json`).
+    options.human_decision = Some(decision_note(invocation, &project.root));
+    // `sens mcp` serves them from this session (registered in `.mcp.json`).
     options.tools = true;
     let mut session = engine_session(&project.root, engine, options)?;
     session.resume()?;
@@ -205,12 +212,13 @@ impl Resident {
 }
 
 /// How the person decides a paused turn: the two commands, for this project.
-fn decision_note(root: &Path) -> String {
+fn decision_note(invocation: &Invocation, root: &Path) -> String {
     let dir = shell_quoted(root);
     format!(
-        "Decide: `sens-bench engine approve {dir}` makes it the approved state; \
-         `sens-bench engine reject {dir}` restores the approved state (after asking; the \
-         rejected state is kept under refs/sens/rejected/)."
+        "Decide: `{}` makes it the approved state; `{}` restores the approved state (after \
+         asking; the rejected state is kept under refs/sens/rejected/).",
+        invocation.command(&format!("approve {dir}")),
+        invocation.command(&format!("reject {dir}")),
     )
 }
 
@@ -220,14 +228,12 @@ mod tests {
 
     #[test]
     fn the_decision_names_both_commands_with_the_folder_quoted() {
-        let note = decision_note(Path::new("/tmp/my project"));
-        assert!(
-            note.contains("`sens-bench engine approve '/tmp/my project'`"),
-            "{note}"
-        );
-        assert!(
-            note.contains("`sens-bench engine reject '/tmp/my project'`"),
-            "{note}"
-        );
+        let sens = Invocation {
+            exe: "/usr/local/bin/sens".into(),
+            prefix: Vec::new(),
+        };
+        let note = decision_note(&sens, Path::new("/tmp/my project"));
+        assert!(note.contains("`sens approve '/tmp/my project'`"), "{note}");
+        assert!(note.contains("`sens reject '/tmp/my project'`"), "{note}");
     }
 }

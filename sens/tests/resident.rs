@@ -1,4 +1,4 @@
-//! Sens in a person's own Claude Code: `engine install` writes the hooks, the
+//! Sens in a person's own Claude Code: `sens install` writes the hooks, the
 //! pinned CLI runs in plain `-p` mode against the scripted model server, and the
 //! resident engine (started by the first hook call) judges it.
 
@@ -10,19 +10,16 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use sens_bench::agent::claude::pinned_claude_bin;
-use sens_bench::agent::model_server::{ModelServer, RecordedRequest};
+use sens_bench::agent::model_server::RecordedRequest;
 use sens_bench::agent::script::{Block, Script, Turn};
-use sens_bench::exec::{self, CommandLine, group::kill_group};
+use sens_bench::exec::group::kill_group;
 use sens_bench::measure::ledger::{LedgerLine, ledger_lines, read_ledger};
 use sens_engine::session::ledger::Verdict;
 use serde_json::{Value, json};
 
-const SENS: &str = env!("CARGO_BIN_EXE_sens-bench");
-const CLI_LIMIT: Duration = Duration::from_secs(240);
+use common::cli::{amounts_project, cli_env, copied_report, git, play, repo_root, write_report};
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+const SENS: &str = env!("CARGO_BIN_EXE_sens");
 
 /// A copy of the scenario project `amounts` (its `parse_amount`) under git.
 struct Project {
@@ -32,11 +29,7 @@ struct Project {
 impl Project {
     fn new() -> Project {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("p");
-        copy_dir(&repo_root().join("bench/scenarios/projects/amounts"), &root);
-        git(&root, &["init", "-q"]);
-        git(&root, &["add", "-A"]);
-        git(&root, &["commit", "-qm", "start"]);
+        amounts_project(&dir.path().join("p"));
         Project { dir }
     }
 
@@ -52,7 +45,7 @@ impl Project {
             .output()
             .unwrap();
         eprintln!(
-            "sens-bench {args:?}: {}\n{}{}",
+            "sens {args:?}: {}\n{}{}",
             out.status,
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
@@ -71,67 +64,17 @@ impl Project {
     /// Runs the pinned CLI once in `-p` mode on the project, against `script`;
     /// returns the requests the model server received.
     async fn claude(&self, script: Script) -> Vec<RecordedRequest> {
-        let binary = pinned_claude_bin(&repo_root()).unwrap_or_else(|err| panic!("{err:#}"));
-        let server = ModelServer::start(script, &self.root()).await.unwrap();
-        let mut env = self.cli_env();
-        env.extend(
-            [
-                ("ANTHROPIC_BASE_URL", server.base_url()),
-                ("ANTHROPIC_API_KEY", "scripted".into()),
-                ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
-            ]
-            .map(|(k, v)| (k.to_string(), v)),
-        );
-        let line = format!(
-            "{} -p 'Add a total of typed amounts.' --permission-mode acceptEdits --allowedTools Bash",
-            binary.display()
-        );
-        let (root, log) = (self.root(), self.dir.path().join("claude.log"));
-        let outcome = tokio::task::spawn_blocking(move || {
-            exec::run(&CommandLine {
-                line: &line,
-                dir: &root,
-                env: &env,
-                timeout: CLI_LIMIT,
-                log: &log,
-                sandbox: None,
-            })
-        })
-        .await
-        .unwrap()
-        .unwrap();
-        let log = std::fs::read_to_string(&outcome.log).unwrap();
-        eprintln!("{log}");
-        assert!(outcome.status.passed(), "the CLI {}: {log}", outcome.status);
-        server.requests()
+        let log = self.dir.path().join("claude.log");
+        play(&self.root(), self.cli_env(), log, script).await
     }
 }
 
 impl Project {
-    /// The CLI's environment: a HOME and config folder of the test's own, where
-    /// the project is trusted, no traffic but the model's, and this build of
-    /// sens-bench first on PATH (the plugin's hooks call it by name).
+    /// The CLI's environment (`common::cli::cli_env`), with this build's `sens`
+    /// first on PATH (the plugin's hooks call it by name).
     fn cli_env(&self) -> Vec<(String, String)> {
-        let home = self.dir.path().join("home");
-        trust(&home.join(".claude"), &self.root());
         let bin = Path::new(SENS).parent().unwrap();
-        let path = format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        [
-            ("HOME", home.display().to_string()),
-            (
-                "CLAUDE_CONFIG_DIR",
-                home.join(".claude").display().to_string(),
-            ),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-            ("PATH", path),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+        cli_env(&self.dir.path().join("home"), &self.root(), bin)
     }
 
     /// `claude plugin ARGS` with the CLI's environment; it must succeed.
@@ -154,16 +97,6 @@ impl Project {
     }
 }
 
-/// Marks `root` trusted in the CLI's config under `config_dir`, as accepting
-/// the trust dialog once does: CLI 2.1.197 ignores a project's
-/// `permissions.allow` in a workspace that is not trusted.
-fn trust(config_dir: &Path, root: &Path) {
-    std::fs::create_dir_all(config_dir).unwrap();
-    let config =
-        json!({"projects": {root.display().to_string(): {"hasTrustDialogAccepted": true}}});
-    std::fs::write(config_dir.join(".claude.json"), config.to_string()).unwrap();
-}
-
 /// Ends the engine the hooks started, whatever the test's outcome.
 impl Drop for Project {
     fn drop(&mut self) {
@@ -172,52 +105,6 @@ impl Drop for Project {
             common::processes::wait_until_ended(&pid);
         }
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-/// The scenario's first write: `to_cents`, a renamed copy of `parse_amount`.
-fn copied_report() -> String {
-    let scenario = Script::load(&repo_root().join("bench/scenarios/copy-then-reuse.json")).unwrap();
-    scenario.main[0]
-        .blocks
-        .iter()
-        .find_map(|block| match block {
-            Block::ToolUse { name, input } if name == "Write" => {
-                input["content"].as_str().map(str::to_string)
-            }
-            _ => None,
-        })
-        .unwrap()
-}
-
-fn write_report(content: &str) -> Block {
-    Block::tool(
-        "Write",
-        json!({"file_path": "src/report.py", "content": content}),
-    )
 }
 
 fn bash(command: &str) -> Block {
@@ -237,7 +124,7 @@ fn stops(ledger: &[LedgerLine]) -> Vec<Verdict> {
 }
 
 fn install(project: &Project) {
-    let out = project.sens(&["engine", "install", "--idle-secs", "120"]);
+    let out = project.sens(&["install", "--idle-secs", "120"]);
     assert!(out.status.success());
 }
 
@@ -285,13 +172,13 @@ async fn a_copy_is_denied_a_stop_with_a_copy_on_disk_blocked_and_the_third_round
     let pause = ledger.iter().rfind(|l| l.event == "Stop").unwrap();
     let message = pause.output["systemMessage"].as_str().unwrap();
     assert!(message.contains("src/report.py"), "{message}");
-    assert!(message.contains("sens-bench engine approve"), "{message}");
-    assert!(message.contains("sens-bench engine reject"), "{message}");
+    assert!(message.contains("`sens approve "), "{message}");
+    assert!(message.contains("`sens reject "), "{message}");
 
-    let status = project.sens(&["engine", "status"]);
+    let status = project.sens(&["status"]);
     assert!(String::from_utf8_lossy(&status.stdout).contains("paused"));
     let approved_before = git(&project.root(), &["rev-parse", "refs/sens/approved"]);
-    assert!(project.sens(&["engine", "approve"]).status.success());
+    assert!(project.sens(&["approve"]).status.success());
     assert_ne!(
         git(&project.root(), &["rev-parse", "refs/sens/approved"]),
         approved_before
@@ -305,7 +192,7 @@ async fn a_copy_is_denied_a_stop_with_a_copy_on_disk_blocked_and_the_third_round
         "the approved state holds the copy the person approved"
     );
     assert_eq!(project.ledger().last().unwrap().verdict, Verdict::Approved);
-    let status = project.sens(&["engine", "status"]);
+    let status = project.sens(&["status"]);
     assert!(!String::from_utf8_lossy(&status.stdout).contains("paused"));
 }
 
@@ -509,7 +396,7 @@ fn the_mcp_server_answers_batches_and_malformed_messages_as_json_rpc_says() {
         r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
     ];
     let mut child = Command::new(SENS)
-        .args(["engine", "mcp"])
+        .arg("mcp")
         .arg(project.root())
         .args(["--idle-secs", "5"])
         .stdin(Stdio::piped())
@@ -563,7 +450,7 @@ fn a_torn_or_non_utf8_ledger_line_is_skipped_and_reported_never_glued_onto() {
         b"\xff\xfe not utf-8\n{\"seq\":2,\"event\":\"Stop\",\"verd",
     )
     .unwrap();
-    let status = project.sens(&["engine", "status"]);
+    let status = project.sens(&["status"]);
     assert!(status.status.success());
     let text = String::from_utf8_lossy(&status.stdout);
     assert!(text.contains("skipped   2 unreadable lines"), "{text}");
@@ -577,7 +464,7 @@ fn a_torn_or_non_utf8_ledger_line_is_skipped_and_reported_never_glued_onto() {
         .unwrap();
     let line: Value = serde_json::from_slice(last).unwrap();
     assert_eq!(line["event"], "PreToolUse", "a line of its own");
-    let status = project.sens(&["engine", "status"]);
+    let status = project.sens(&["status"]);
     let text = String::from_utf8_lossy(&status.stdout);
     assert!(text.contains("decisions 1 in"), "{text}");
     assert!(text.contains("skipped   2 unreadable lines"), "{text}");
@@ -602,10 +489,7 @@ fn install_twice_changes_nothing_the_second_time_and_uninstall_restores_byte_for
     let servers: Value = serde_json::from_slice(&installed_mcp).unwrap();
     assert_eq!(servers["mcpServers"]["mine"]["command"], "./my-server");
     let args = servers["mcpServers"]["sens"]["args"].as_array().unwrap();
-    assert_eq!(
-        args[..3],
-        [json!("engine"), json!("mcp"), json!(project.root())]
-    );
+    assert_eq!(args[..2], [json!("mcp"), json!(project.root())]);
     let value: Value = serde_json::from_slice(&installed).unwrap();
     assert_eq!(
         value["permissions"]["allow"],
@@ -626,12 +510,12 @@ fn install_twice_changes_nothing_the_second_time_and_uninstall_restores_byte_for
                 .as_str()
                 .unwrap()
                 .to_string();
-        assert!(command.contains(" engine hook "), "{event}: {command}");
+        assert!(command.contains(" hook "), "{event}: {command}");
     }
     install(&project);
     assert_eq!(std::fs::read(&settings).unwrap(), installed);
     assert_eq!(std::fs::read(&mcp).unwrap(), installed_mcp);
-    assert!(project.sens(&["engine", "uninstall"]).status.success());
+    assert!(project.sens(&["uninstall"]).status.success());
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), PERSON_SETTINGS);
     assert_eq!(std::fs::read_to_string(&mcp).unwrap(), PERSON_MCP);
     assert!(!project.root().join(".sens/install.json").exists());
@@ -645,13 +529,13 @@ fn uninstall_after_the_person_changed_the_file_removes_only_the_hooks_it_added()
     let mut value: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
     value["model"] = json!("sonnet");
     std::fs::write(&settings, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
-    assert!(project.sens(&["engine", "uninstall"]).status.success());
+    assert!(project.sens(&["uninstall"]).status.success());
     let left: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
     assert_eq!(left, json!({"model": "sonnet"}));
 
     let fresh = Project::new();
     install(&fresh);
-    assert!(fresh.sens(&["engine", "uninstall"]).status.success());
+    assert!(fresh.sens(&["uninstall"]).status.success());
     assert!(
         !fresh.root().join(".claude").exists(),
         "install had created .claude/"
@@ -664,7 +548,7 @@ fn a_settings_file_that_is_not_json_is_refused_with_its_path_and_left_untouched(
     let settings = project.root().join(".claude/settings.json");
     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
     std::fs::write(&settings, "{\"hooks\": {").unwrap();
-    let out = project.sens(&["engine", "install"]);
+    let out = project.sens(&["install"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains(&settings.display().to_string()));
     assert_eq!(std::fs::read(&settings).unwrap(), b"{\"hooks\": {");
@@ -674,7 +558,7 @@ fn a_settings_file_that_is_not_json_is_refused_with_its_path_and_left_untouched(
     std::fs::remove_file(&settings).unwrap();
     let mcp = project.root().join(".mcp.json");
     std::fs::write(&mcp, "{\"mcpServers\": [").unwrap();
-    let out = project.sens(&["engine", "install"]);
+    let out = project.sens(&["install"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains(&mcp.display().to_string()));
     assert_eq!(std::fs::read(&mcp).unwrap(), b"{\"mcpServers\": [");
@@ -695,7 +579,7 @@ fn sens_hooks_left(path: &Path) -> Vec<String> {
         .flat_map(|groups| groups.as_array().cloned().unwrap_or_default())
         .flat_map(|group| group["hooks"].as_array().cloned().unwrap_or_default())
         .filter_map(|hook| hook["command"].as_str().map(str::to_string))
-        .filter(|command| command.contains(" engine hook "))
+        .filter(|command| command.contains(" hook "))
         .collect()
 }
 
@@ -703,7 +587,7 @@ fn sens_hooks_left(path: &Path) -> Vec<String> {
 fn install_refuses_a_folder_that_is_not_a_git_repository_saying_how_to_fix_it() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(SENS)
-        .args(["engine", "install"])
+        .arg("install")
         .arg(dir.path())
         .output()
         .unwrap();
@@ -727,7 +611,7 @@ fn uninstall_removes_sens_hooks_the_person_edited_and_never_claims_success_leavi
     }
     value["hooks"]["Stop"][0]["matcher"] = json!("");
     std::fs::write(&settings, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
-    assert!(project.sens(&["engine", "uninstall"]).status.success());
+    assert!(project.sens(&["uninstall"]).status.success());
     assert_eq!(sens_hooks_left(&settings), Vec::<String>::new());
     let mcp: Value = serde_json::from_slice(
         &std::fs::read(project.root().join(".mcp.json")).unwrap_or_default(),
@@ -745,14 +629,14 @@ fn install_and_uninstall_agree_after_the_engine_folder_was_deleted() {
     install(&project);
     // As `git clean -fdx` does.
     std::fs::remove_dir_all(project.root().join(".sens")).unwrap();
-    let again = project.sens(&["engine", "install", "--idle-secs", "120"]);
+    let again = project.sens(&["install", "--idle-secs", "120"]);
     assert!(again.status.success());
     assert!(
         String::from_utf8_lossy(&again.stdout).contains("already installed"),
         "{again:?}"
     );
     let _ = std::fs::remove_dir_all(project.root().join(".sens"));
-    let out = project.sens(&["engine", "uninstall"]);
+    let out = project.sens(&["uninstall"]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(sens_hooks_left(&settings), Vec::<String>::new());
     let left: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
@@ -760,7 +644,7 @@ fn install_and_uninstall_agree_after_the_engine_folder_was_deleted() {
         left,
         serde_json::from_str::<Value>(PERSON_SETTINGS).unwrap()
     );
-    let out = project.sens(&["engine", "uninstall"]);
+    let out = project.sens(&["uninstall"]);
     assert_eq!(out.status.code(), Some(2), "nothing is installed now");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not installed"));
 }
@@ -775,7 +659,7 @@ fn a_planted_backup_or_record_is_refused_never_restored() {
     let backup = project.root().join(".sens/settings.json.backup");
     assert!(backup.exists());
     std::fs::write(&backup, r#"{"permissions": {"allow": ["Bash(*)"]}}"#).unwrap();
-    let out = project.sens(&["engine", "uninstall"]);
+    let out = project.sens(&["uninstall"]);
     assert!(out.status.success(), "{out:?}");
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -795,7 +679,7 @@ fn a_planted_backup_or_record_is_refused_never_restored() {
     record["settings"]["created_file"] = json!(true);
     record["settings"]["created_dir"] = json!(true);
     std::fs::write(&record_path, record.to_string()).unwrap();
-    assert!(project.sens(&["engine", "uninstall"]).status.success());
+    assert!(project.sens(&["uninstall"]).status.success());
     let left: Value = serde_json::from_slice(&std::fs::read(&settings).unwrap()).unwrap();
     assert_eq!(
         left,
@@ -809,7 +693,7 @@ fn hook(dir: &Path, timeout_secs: &str) -> Output {
 
 fn hook_with(dir: &Path, options: &[&str]) -> Output {
     let mut child = Command::new(SENS)
-        .args(["engine", "hook"])
+        .arg("hook")
         .arg(dir)
         .args(options)
         .stdin(Stdio::piped())
@@ -836,7 +720,7 @@ fn an_engine_that_cannot_start_or_does_not_answer_gets_the_blocking_answer() {
     assert!(out.stdout.is_empty(), "no answer that could approve");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("engine serve") && stderr.contains("engine uninstall"),
+        stderr.contains("`sens serve ") && stderr.contains("`sens uninstall "),
         "{stderr}"
     );
 
@@ -853,14 +737,14 @@ fn an_engine_that_cannot_start_or_does_not_answer_gets_the_blocking_answer() {
 #[test]
 fn reject_asks_then_restores_the_approved_files_and_keeps_the_rejected_state() {
     let project = Project::new();
-    assert!(project.sens(&["engine", "approve"]).status.success());
+    assert!(project.sens(&["approve"]).status.success());
     let util = project.root().join("src/util.py");
     let original = std::fs::read_to_string(&util).unwrap();
     std::fs::write(&util, "changed = True\n").unwrap();
     std::fs::write(project.root().join("src/new.py"), "added = True\n").unwrap();
 
     let mut refused = Command::new(SENS)
-        .args(["engine", "reject"])
+        .arg("reject")
         .arg(project.root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -872,12 +756,7 @@ fn reject_asks_then_restores_the_approved_files_and_keeps_the_rejected_state() {
     assert!(String::from_utf8_lossy(&refused.stdout).contains("src/new.py"));
     assert_eq!(std::fs::read_to_string(&util).unwrap(), "changed = True\n");
 
-    assert!(
-        project
-            .sens(&["engine", "reject", "--yes"])
-            .status
-            .success()
-    );
+    assert!(project.sens(&["reject", "--yes"]).status.success());
     assert_eq!(std::fs::read_to_string(&util).unwrap(), original);
     assert!(!project.root().join("src/new.py").exists());
     assert_eq!(

@@ -1,7 +1,8 @@
-//! `engine install DIR` and `engine uninstall DIR`: Sens's command hooks and
+//! `sens install DIR` and `sens uninstall DIR`: Sens's command hooks and
 //! the query tools' permission merged into the project's
-//! `.claude/settings.json`, the tools' stdio server (`engine mcp`) into its
-//! `.mcp.json`, and removed again.
+//! `.claude/settings.json`, the tools' stdio server (`sens mcp`) into its
+//! `.mcp.json`, and removed again. Both call the binary that installed them
+//! (`sens`, or `sens-bench engine`).
 //!
 //! Install appends one matcher group per event the engine answers (a group whose
 //! only hook is Sens's command) and leaves every other key, event and group as
@@ -15,7 +16,8 @@
 //! protected, so the backup then holds nothing the file does not), and deletes a
 //! file the record says install created only when install's change of an empty
 //! file gives it. Anything else is refused with a message, and Sens's own
-//! entries are removed by what they run (`engine hook`, `engine mcp`), edited or
+//! entries are removed by what they run (`hook`, `mcp` of `sens` or of an
+//! `engine` level), edited or
 //! not, record or no record; uninstall fails rather than report success with one
 //! left.
 
@@ -31,11 +33,13 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::{Project, shell_quoted, write_own};
+use crate::invocation::Invocation;
 
 /// The command hook line `install` registers.
 #[derive(Debug, Clone)]
 pub struct HookCommand {
-    pub binary: PathBuf,
+    /// The binary the hook and the MCP server run (the one installing).
+    pub invocation: Invocation,
     pub project: PathBuf,
     pub rules: Option<PathBuf>,
     pub timeout_secs: u32,
@@ -43,17 +47,17 @@ pub struct HookCommand {
 }
 
 impl HookCommand {
-    /// The shell line the CLI runs: `BIN engine [--rules R] hook DIR ...`.
+    /// The shell line the CLI runs: `BIN [PREFIX] [--rules R] hook DIR ...`.
     pub fn line(&self) -> anyhow::Result<String> {
-        let mut words = vec![self.binary.display().to_string()];
+        let mut words = vec![self.invocation.exe.display().to_string()];
         words.extend(self.args("hook", &[("--timeout-secs", self.timeout_secs.to_string())]));
         shlex::try_join(words.iter().map(String::as_str))
             .context("the hook command holds a NUL byte")
     }
 
-    /// `engine [--rules R] SUBCOMMAND DIR [OPTIONS] --idle-secs N`.
+    /// `[PREFIX] [--rules R] SUBCOMMAND DIR [OPTIONS] --idle-secs N`.
     fn args(&self, subcommand: &str, options: &[(&str, String)]) -> Vec<String> {
-        let mut words = vec!["engine".to_string()];
+        let mut words = self.invocation.prefix.clone();
         if let Some(rules) = &self.rules {
             words.extend(["--rules".into(), rules.display().to_string()]);
         }
@@ -74,11 +78,11 @@ impl HookCommand {
         }]}))
     }
 
-    /// The `.mcp.json` entry of the query tools' stdio server (`engine mcp`).
+    /// The `.mcp.json` entry of the query tools' stdio server (`sens mcp`).
     fn server(&self) -> Value {
         json!({
             "type": "stdio",
-            "command": self.binary.display().to_string(),
+            "command": self.invocation.exe.display().to_string(),
             "args": self.args("mcp", &[]),
         })
     }
@@ -201,10 +205,12 @@ pub fn install(project: &Project, command: &HookCommand) -> anyhow::Result<Strin
         && (record.group != group || record.server != server)
     {
         bail!(
-            "Sens is installed in {} with another command ({}); run `sens-bench engine \
-             uninstall` first",
+            "Sens is installed in {} with another command ({}); run `{}` first",
             project.root.display(),
-            record_file.display()
+            record_file.display(),
+            command
+                .invocation
+                .command(&format!("uninstall {}", shell_quoted(&project.root)))
         );
     }
     let mut added_permission = false;
@@ -212,9 +218,11 @@ pub fn install(project: &Project, command: &HookCommand) -> anyhow::Result<Strin
         if let Some(field) = other_sens_hook(text, path, &group)? {
             bail!(
                 "{} already holds a hook of Sens other than this install's (field `{field}`, \
-                 edited or from another install); run `sens-bench engine uninstall {}` first",
+                 edited or from another install); run `{}` first",
                 path.display(),
-                shell_quoted(&project.root)
+                command
+                    .invocation
+                    .command(&format!("uninstall {}", shell_quoted(&project.root)))
             );
         }
         let hooked = with_group(text, path, &group)?;
@@ -583,19 +591,28 @@ fn with_group(text: &str, path: &Path, group: &Value) -> anyhow::Result<Option<S
     })
 }
 
-/// Whether `args` (a command's words after the binary) run the engine's
-/// `subcommand`: `engine [OPTIONS] SUBCOMMAND ...`, as install writes it or as
-/// the person may have edited it (`--rules=R`).
-fn runs_engine(args: &[String], subcommand: &str) -> bool {
-    let [engine, rest @ ..] = args else {
-        return false;
+/// Whether `binary` with `args` (the command's words after it) runs Sens's
+/// `subcommand`, as install writes it or as the person may have edited it
+/// (`--rules=R`): `sens [OPTIONS] SUBCOMMAND ...` (a binary named `sens`,
+/// wherever it is), or `BIN engine [OPTIONS] SUBCOMMAND ...` (the harness's
+/// `sens-bench engine`, under any name).
+fn runs_sens(binary: &str, args: &[String], subcommand: &str) -> bool {
+    let rest = match args {
+        [engine, rest @ ..] if engine == "engine" => rest,
+        _ if Path::new(binary)
+            .file_name()
+            .is_some_and(|name| name == "sens") =>
+        {
+            args
+        }
+        _ => return false,
     };
     let mut words = rest.iter();
     while let Some(word) = words.next() {
         if word == "--rules" {
             words.next();
         } else if !word.starts_with('-') {
-            return engine == "engine" && word == subcommand;
+            return word == subcommand;
         }
     }
     false
@@ -606,7 +623,7 @@ fn is_sens_hook(hook: &Value) -> bool {
     hook["command"]
         .as_str()
         .and_then(shlex::split)
-        .is_some_and(|words| words.len() > 1 && runs_engine(&words[1..], "hook"))
+        .is_some_and(|words| words.len() > 1 && runs_sens(&words[0], &words[1..], "hook"))
 }
 
 fn holds_sens_hook(group: &Value) -> bool {
@@ -736,7 +753,7 @@ fn with_server(text: &str, path: &Path, server: &Value) -> anyhow::Result<Option
     })
 }
 
-/// `.mcp.json` without every server that runs `engine mcp`, under whatever
+/// `.mcp.json` without every server that runs Sens's `mcp`, under whatever
 /// name and however edited; `None` when there is none.
 fn without_sens_server(text: &str, path: &Path) -> anyhow::Result<Option<String>> {
     edit_object(text, path, "mcpServers", |servers| {
@@ -751,10 +768,12 @@ fn without_sens_server(text: &str, path: &Path) -> anyhow::Result<Option<String>
 }
 
 fn is_sens_server(server: &RawValue) -> bool {
-    serde_json::from_str::<Value>(server.get())
-        .ok()
-        .and_then(|server| serde_json::from_value::<Vec<String>>(server["args"].clone()).ok())
-        .is_some_and(|args| runs_engine(&args, "mcp"))
+    let Ok(server) = serde_json::from_str::<Value>(server.get()) else {
+        return false;
+    };
+    let binary = server["command"].as_str().unwrap_or_default();
+    serde_json::from_value::<Vec<String>>(server["args"].clone())
+        .is_ok_and(|args| runs_sens(binary, &args, "mcp"))
 }
 
 #[cfg(test)]
@@ -823,6 +842,10 @@ mod tests {
                 {"type": "command", "command": "sens-bench engine --rules /r.toml hook", "timeout": 9},
             ]}],
             "PostToolUse": [{"hooks": [{"type": "command", "command": "my-engine hook"}]}],
+            "UserPromptSubmit": [{"hooks": [
+                {"type": "command", "command": "/home/p/.cargo/bin/sens --rules=/r.toml hook /p"},
+                {"type": "command", "command": "sens hook"},
+            ]}],
         }});
         let left: Value = serde_json::from_str(
             &without_sens_hooks(&settings.to_string(), path)
@@ -840,6 +863,8 @@ mod tests {
         let servers = json!({"mcpServers": {
             "tools": {"command": "/opt/sens-bench", "args": ["engine", "--rules=/r", "mcp", "/p"]},
             "mine": {"command": "m", "args": ["engine", "hook"]},
+            "installed": {"command": "/usr/local/bin/sens", "args": ["mcp", "/p"]},
+            "other": {"command": "m", "args": ["mcp", "/p"]},
         }});
         let left: Value = serde_json::from_str(
             &without_sens_server(&servers.to_string(), path)
@@ -849,7 +874,10 @@ mod tests {
         .unwrap();
         assert_eq!(
             left,
-            json!({"mcpServers": {"mine": {"command": "m", "args": ["engine", "hook"]}}})
+            json!({"mcpServers": {
+                "mine": {"command": "m", "args": ["engine", "hook"]},
+                "other": {"command": "m", "args": ["mcp", "/p"]},
+            }})
         );
     }
 

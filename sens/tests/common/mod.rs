@@ -1,0 +1,8 @@
+//! What the `sens` crate's integration tests share: a real CLI session on a
+//! scenario project, and waiting for processes.
+//! Each test binary compiles this module whole and uses a part of it, so the
+//! parts another binary uses are not dead code.
+#![allow(dead_code)]
+
+pub mod cli;
+pub mod processes;
