@@ -4,7 +4,8 @@
 //! session through the installed hooks whose copy is denied.
 //!
 //! The install builds in this build's target folder (`CARGO_TARGET_DIR`, which
-//! `cargo install` honours), so only what changed is compiled again.
+//! `cargo install` honours) with the test build's profile (`--debug`), so only
+//! what changed is compiled again.
 
 mod common;
 
@@ -62,7 +63,9 @@ async fn sens_installed_by_cargo_from_a_clean_clone_denies_a_copy_in_a_real_sess
     let prefix = dir.path().join("prefix");
     run(
         Command::new(env!("CARGO"))
-            .args(["install", "--locked", "--path"])
+            // `--debug` reuses this build's compiled crates; the release profile
+            // is the same code, and building it would double the test run's time.
+            .args(["install", "--locked", "--debug", "--path"])
             .arg(clone.join("sens"))
             .arg("--root")
             .arg(&prefix)
