@@ -10,10 +10,14 @@
 # (a Sonnet model, medium effort, 3 repetitions, C0/C1/C2). Override with
 # SENS_MODEL, SENS_EFFORT, SENS_REPS, SENS_CONDITIONS, SENS_JOBS.
 #
-# Without a key it also plays one scripted scenario under C0 and C2
-# (bench/scenarios/copy-then-reuse.json on bench/scenarios/tasks/amount-total): the
-# agent first copies an existing function, and under C2 reuses it after the
-# engine's denial, so the report shows the engine at work (results/<batch>-scenario).
+# Without a key it also plays two scripted scenarios under C0 and C2 into one batch
+# (results/<batch>-scenario), so the report shows the engine at work:
+# - bench/scenarios/copy-then-reuse.json on bench/scenarios/tasks/amount-total: the
+#   agent first copies an existing function, and under C2 reuses it after the
+#   engine's denial;
+# - bench/scenarios/reimplement-then-reuse.json on bench/scenarios/tasks/search-titles:
+#   the agent writes the project's `fold` again under other names, and under C2
+#   calls it after the engine's reuse note (under C0 its own version stays).
 #
 # The batch folder is results/<batch>; rerunning the same command resumes it.
 set -euo pipefail
@@ -47,8 +51,11 @@ fi
 
 if [[ -z "${ANTHROPIC_API_KEY:-}" ]]; then
     scenario="$batch-scenario"
-    "$bench" run --tasks bench/scenarios/tasks --task amount-total --condition C0,C2 \
-        --reps 1 --jobs "${SENS_JOBS:-2}" --agent script:bench/scenarios/copy-then-reuse.json \
-        --out "$scenario" --timings
+    # Each scenario is its own script (the agent of a run), played into one batch.
+    for pair in amount-total:copy-then-reuse search-titles:reimplement-then-reuse; do
+        "$bench" run --tasks bench/scenarios/tasks --task "${pair%%:*}" --condition C0,C2 \
+            --reps 1 --jobs "${SENS_JOBS:-2}" --agent "script:bench/scenarios/${pair#*:}.json" \
+            --out "$scenario" --timings
+    done
     "$bench" report "$scenario"
 fi

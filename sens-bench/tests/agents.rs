@@ -222,6 +222,7 @@ fn shortcut_script() -> Script {
             Turn {
                 blocks: vec![settings("")],
                 on_error: vec![settings("; open('saw-denial.txt', 'w')")],
+                on_context: None,
             },
             Turn::new(vec![write("after.txt", MARKER)]),
             Turn::new(vec![Block::tool(

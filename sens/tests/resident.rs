@@ -142,6 +142,7 @@ async fn a_copy_is_denied_a_stop_with_a_copy_on_disk_blocked_and_the_third_round
                 Turn {
                     blocks: vec![Block::text("Written.")],
                     on_error: vec![bash(&heredoc)],
+                    on_context: None,
                 },
                 done(),
                 done(),

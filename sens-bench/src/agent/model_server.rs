@@ -336,7 +336,9 @@ struct Play {
 
 /// Picks the answer for a request: a compaction summary, the script turn whose
 /// index equals the number of assistant messages so far (its `on_error` when the
-/// last tool result failed), or a closing text once the script is exhausted.
+/// last tool result failed, else its `on_context` when the text since the last
+/// assistant message contains its text), or a closing text once the script is
+/// exhausted.
 fn choose(script: &Script, request: &Value, is_agent: bool) -> Play {
     let messages = request["messages"]
         .as_array()
@@ -364,6 +366,10 @@ fn choose(script: &Script, request: &Value, is_agent: bool) -> Play {
         {
             on_error.clone()
         }
+        Some(Turn {
+            on_context: Some(branch),
+            ..
+        }) if text_since_last_answer(messages).contains(&branch.contains) => branch.blocks.clone(),
         Some(turn) => turn.blocks.clone(),
         None => vec![Block::text(EXHAUSTED_TEXT)],
     };
@@ -411,6 +417,28 @@ fn last_tool_result_failed(messages: &[Value]) -> bool {
         .flat_map(blocks_of)
         .find(|block| block["type"] == "tool_result")
         .is_some_and(|block| block["is_error"] == true)
+}
+
+/// Every text since the last assistant message: the tool results' content and
+/// the text blocks beside them, where the CLI puts a hook's `additionalContext`
+/// as a `<system-reminder>` (and the `role: "system"` messages it sends).
+fn text_since_last_answer(messages: &[Value]) -> String {
+    let mut texts = Vec::new();
+    for message in messages
+        .iter()
+        .rev()
+        .take_while(|message| message["role"] != "assistant")
+    {
+        for block in blocks_of(message) {
+            // A tool result's own content is a string or blocks, as a message's is.
+            texts.extend(
+                std::iter::once(block)
+                    .chain(blocks_of(block))
+                    .filter_map(|b| b.as_str().or_else(|| b["text"].as_str())),
+            );
+        }
+    }
+    texts.join("\n")
 }
 
 /// The fixed usage rule: input = 100 + 10 per message in the request; cache
@@ -552,6 +580,7 @@ impl Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::script::OnContext;
 
     fn script() -> Script {
         Script {
@@ -559,6 +588,7 @@ mod tests {
                 Turn {
                     blocks: vec![Block::tool("Write", json!({"file_path": "a.txt"}))],
                     on_error: vec![Block::text("it failed")],
+                    on_context: None,
                 },
                 Turn::new(vec![Block::text("done")]),
             ],
@@ -614,6 +644,46 @@ mod tests {
         ]});
         assert_eq!(
             choose(&script, &ok, false).blocks,
+            vec![Block::text("done")]
+        );
+    }
+
+    #[test]
+    fn on_context_plays_when_the_reminder_beside_the_tool_result_has_its_text() {
+        let mut script = script();
+        script.main[1].on_context = Some(OnContext {
+            contains: "already has".into(),
+            blocks: vec![Block::text("reuse")],
+        });
+        let request = |reminder: &str, is_error: bool| {
+            json!({"messages": [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": [{"type": "tool_use"}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t", "content": "x", "is_error": is_error},
+                    {"type": "text", "text": format!("<system-reminder>\nPostToolUse:Write hook additional context: {reminder}\n</system-reminder>")},
+                ]},
+            ]})
+        };
+        let noted = request("Sens: the project already has what this write added", false);
+        assert_eq!(
+            choose(&script, &noted, false).blocks,
+            vec![Block::text("reuse")]
+        );
+        let quiet = request("nothing", false);
+        assert_eq!(
+            choose(&script, &quiet, false).blocks,
+            vec![Block::text("done")]
+        );
+        // A text in an earlier exchange is not this tool result's context.
+        let mut earlier = noted.clone();
+        earlier["messages"].as_array_mut().unwrap().extend([
+            json!({"role": "assistant", "content": "a"}),
+            tool_result(false),
+        ]);
+        script.main.push(script.main[1].clone());
+        assert_eq!(
+            choose(&script, &earlier, false).blocks,
             vec![Block::text("done")]
         );
     }

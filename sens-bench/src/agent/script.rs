@@ -43,13 +43,27 @@ impl Decision {
 }
 
 /// One model answer. `on_error` replaces `blocks` when the request's last tool
-/// result is an error (so a script can react to a denial).
+/// result is an error (so a script can react to a denial); else `on_context`
+/// replaces them when what came back with the last tool result contains its
+/// text (so a script can react to a hook's added context, such as a note).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Turn {
     pub blocks: Vec<Block>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub on_error: Vec<Block>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_context: Option<OnContext>,
+}
+
+/// The blocks a turn plays when the text since the last assistant message (the
+/// tool result and the `<system-reminder>` the CLI adds beside it for a hook's
+/// `additionalContext`) contains `contains`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnContext {
+    pub contains: String,
+    pub blocks: Vec<Block>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,6 +84,7 @@ impl Turn {
         Turn {
             blocks,
             on_error: Vec::new(),
+            on_context: None,
         }
     }
 }
@@ -111,7 +126,20 @@ impl Script {
                     !turn.blocks.is_empty(),
                     "{side}[{i}].blocks is empty: give the turn at least one text or tool_use block"
                 );
-                for (j, block) in turn.blocks.iter().chain(&turn.on_error).enumerate() {
+                if let Some(branch) = &turn.on_context {
+                    anyhow::ensure!(
+                        !branch.contains.is_empty() && !branch.blocks.is_empty(),
+                        "{side}[{i}].on_context needs a non-empty `contains` and `blocks`"
+                    );
+                }
+                let branch = turn.on_context.iter().flat_map(|b| &b.blocks);
+                for (j, block) in turn
+                    .blocks
+                    .iter()
+                    .chain(&turn.on_error)
+                    .chain(branch)
+                    .enumerate()
+                {
                     if let Block::ToolUse { name, input } = block {
                         anyhow::ensure!(
                             input.is_object(),
@@ -187,6 +215,24 @@ mod tests {
             err.to_string().contains("agent[0] block 0 (Bash)"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn on_context_parses_and_needs_a_text_and_blocks() {
+        let script = Script::parse(
+            r#"{"main": [{"blocks": [{"type":"text","text":"done"}],
+                          "on_context": {"contains": "already has", "blocks": [{"type":"text","text":"reuse"}]}}]}"#,
+        )
+        .unwrap();
+        let branch = script.main[0].on_context.as_ref().unwrap();
+        assert_eq!(branch.contains, "already has");
+        assert_eq!(branch.blocks, vec![Block::text("reuse")]);
+        let err = Script::parse(
+            r#"{"main": [{"blocks": [{"type":"text","text":"done"}],
+                          "on_context": {"contains": "", "blocks": [{"type":"text","text":"reuse"}]}}]}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("main[0].on_context"), "{err:#}");
     }
 
     #[test]
