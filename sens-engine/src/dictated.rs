@@ -8,7 +8,6 @@
 //! Measured on labelled real groups: `docs/precision.md`,
 //! `docs/experiments/precision.md`.
 
-use crate::fingerprint::{Token, hash_text};
 use crate::index::CopyKind;
 use crate::terms::Field;
 use crate::units::{UnitData, UnitKind};
@@ -98,28 +97,6 @@ fn renames_what_a_copy_keeps(new: &UnitData, existing: &UnitData) -> bool {
         (Some(calls), Some(own)) => calls < MAX_KEPT_CALLS && own >= MIN_OWN_NAMES,
         _ => false,
     }
-}
-
-/// A unit's distinct names by role ([`crate::units::UnitFacts::names`]): each
-/// identifier's text hashed to 16 bits, the low bit set when it is called or
-/// reached as a member (after `.`, `?.`, `::` or `->`, or before `(` or `!`).
-pub fn names_by_role(toks: &[Token]) -> Box<[u16]> {
-    let [dot, optional, path, arrow, open, bang] = [".", "?.", "::", "->", "(", "!"].map(hash_text);
-    let mut names: Vec<u16> = toks
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.identifier)
-        .map(|(i, t)| {
-            let before = i.checked_sub(1).map(|j| toks[j].text);
-            let after = toks.get(i + 1).map(|t| t.text);
-            let called = before.is_some_and(|b| [dot, optional, path, arrow].contains(&b))
-                || after.is_some_and(|a| a == open || a == bang);
-            (t.text as u16 & !1) | u16::from(called)
-        })
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names.into_boxed_slice()
 }
 
 /// The keyword a declaration starts with, past visibility and other modifiers

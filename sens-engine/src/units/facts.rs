@@ -6,6 +6,7 @@ use tree_sitter::Node;
 
 use super::names::{callback_of, collapse, wrapped_binding};
 use super::path::{Doc, Path};
+use crate::fingerprint::{Token, hash_text};
 use crate::lang::KindFlags;
 use crate::terms::Terms;
 
@@ -185,4 +186,26 @@ fn docstring(node: Node, source: &str) -> Option<String> {
     let string = first.named_child(0)?;
     (first.kind() == "expression_statement" && string.kind() == "string")
         .then(|| collapse(&source[string.byte_range()]))
+}
+
+/// A unit's distinct names by role ([`UnitFacts::names`]): each
+/// identifier's text hashed to 16 bits, the low bit set when it is called or
+/// reached as a member (after `.`, `?.`, `::` or `->`, or before `(` or `!`).
+pub(crate) fn names_by_role(toks: &[Token]) -> Box<[u16]> {
+    let [dot, optional, path, arrow, open, bang] = [".", "?.", "::", "->", "(", "!"].map(hash_text);
+    let mut names: Vec<u16> = toks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.identifier)
+        .map(|(i, t)| {
+            let before = i.checked_sub(1).map(|j| toks[j].text);
+            let after = toks.get(i + 1).map(|t| t.text);
+            let called = before.is_some_and(|b| [dot, optional, path, arrow].contains(&b))
+                || after.is_some_and(|a| a == open || a == bang);
+            (t.text as u16 & !1) | u16::from(called)
+        })
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.into_boxed_slice()
 }

@@ -4,6 +4,7 @@
 
 use std::ops::Range;
 
+use super::facts::names_by_role;
 use super::names::truncate;
 use super::walk::{Found, Walked};
 use super::{ParsedFile, UnitData, UnitKind};
@@ -114,7 +115,7 @@ pub(super) fn finish(
         strings.sort_unstable();
         strings.dedup();
         r.facts.strings = strings.into_boxed_slice();
-        r.facts.names = crate::dictated::names_by_role(toks);
+        r.facts.names = names_by_role(toks);
         let bands = fp.minhash.band_keys(&shingles);
         units.push(UnitData {
             kind: r.kind,
