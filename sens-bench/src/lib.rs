@@ -6,35 +6,27 @@
 //! `spec` (task, sequence, conditions files) -> `sandbox` (what a command sees)
 //! -> `exec` (commands, process groups) -> `workspace` (copies, hidden files, the agent's diff) -> `agent`
 //! (the CLI session) -> `measure` -> `record` -> `batch` (the batch folder and
-//! one attempt) -> `stats` -> `report`. The commands over them: `run`,
-//! `sequence_run`, `merge`, `validate`, `gate`, `review`, `label`, `calibrate`,
-//! `suggest_eval`, `semble_eval`, `reuse_eval`, `engine_scale`, `engine_commands` (the
-//! `engine` level: the `sens` crate's commands, the engine in a person's own Claude
-//! Code, beside these evaluations), `stats_bench`.
+//! one attempt) -> `stats` -> `report`. The commands over them: `commands` (run,
+//! sequence run, merge, label, stats-bench, and the `engine` level: the `sens` crate's
+//! commands, the engine in a person's own Claude Code, beside `evals`, the engine's
+//! evaluations), `validate`, `gate`, `review`, `calibrate`. `jsonl` is the one reader
+//! and appender of JSON-lines files, which every room from `measure` on shares.
 
 pub mod agent;
 pub mod batch;
 pub mod calibrate;
-pub mod engine_commands;
-pub mod engine_scale;
+pub mod commands;
+pub mod evals;
 pub mod exec;
 pub mod gate;
 pub mod jsonl;
-pub mod label;
 pub mod measure;
-pub mod merge;
 pub mod record;
 pub mod report;
-pub mod reuse_eval;
 pub mod review;
-pub mod run;
 pub mod sandbox;
-pub mod semble_eval;
-pub mod sequence_run;
 pub mod spec;
 pub mod stats;
-pub mod stats_bench;
-pub mod suggest_eval;
 pub mod validate;
 pub mod workspace;
 

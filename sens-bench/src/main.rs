@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use sens_bench::{engine_commands, validate};
+use sens_bench::{commands, validate};
 
 #[derive(Parser)]
 #[command(
@@ -22,7 +22,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Sens's own commands (those of the `sens` binary) and the engine's evaluations.
-    Engine(engine_commands::EngineArgs),
+    Engine(commands::engine::EngineArgs),
     /// Check tasks: tests pass at the start, hidden tests fail there, and with the
     /// reference patch both pass (docs/validation.md). Exit 0 only if every task is
     /// valid.
@@ -49,13 +49,13 @@ enum Command {
     /// Review rules next to the code: list, run, test, dismiss (docs/review.md).
     Review(sens_bench::review::ReviewArgs),
     /// Label one engine decision of a batch just or unjust.
-    Label(sens_bench::label::LabelArgs),
+    Label(commands::label::LabelArgs),
     /// Report on a batch: Markdown, CSV and plots, or the comparisons as JSON.
     Report(sens_bench::report::ReportOptions),
     /// Run a batch: every task x condition x rep, resumable (docs/runs.md).
-    Run(Box<sens_bench::run::RunArgs>),
+    Run(Box<commands::run::RunArgs>),
     /// Join the folders of a batch's shards (`--shard K/N`) into one batch folder.
-    Merge(sens_bench::merge::MergeArgs),
+    Merge(commands::merge::MergeArgs),
     /// Horizonte sequences.
     #[command(subcommand)]
     Sequence(Sequence),
@@ -82,7 +82,7 @@ enum Sequence {
     /// Final sizes, growth curves and the decision of a sequence batch.
     Report(sens_bench::report::sequence::SequenceOptions),
     /// Run sequences step by step on the agent's own results (docs/sequences.md).
-    Run(Box<sens_bench::sequence_run::SequenceRunArgs>),
+    Run(Box<commands::sequence::SequenceRunArgs>),
 }
 
 #[derive(Args)]
@@ -104,7 +104,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let outcome: anyhow::Result<ExitCode> = match cli.command {
-        Command::Engine(args) => engine_commands::run(args),
+        Command::Engine(args) => commands::engine::run(args),
         Command::Validate {
             tasks,
             task,
@@ -121,11 +121,11 @@ fn main() -> ExitCode {
         }),
         Command::Gate(args) => sens_bench::gate::gate(&args),
         Command::Review(args) => sens_bench::review::review(&args),
-        Command::Label(args) => sens_bench::label::label(&args),
+        Command::Label(args) => commands::label::label(&args),
         Command::Report(options) => sens_bench::report::report(&options),
-        Command::Run(args) => sens_bench::run::run(&args),
-        Command::Merge(args) => sens_bench::merge::merge(&args),
-        Command::Sequence(Sequence::Run(args)) => sens_bench::sequence_run::run(&args),
+        Command::Run(args) => commands::run::run(&args),
+        Command::Merge(args) => commands::merge::merge(&args),
+        Command::Sequence(Sequence::Run(args)) => commands::sequence::run(&args),
         Command::Sequence(Sequence::Validate { dir, jobs, limits }) => {
             validate::sequence::validate_sequence(&validate::sequence::SequenceOptions {
                 sequence: dir,
@@ -137,7 +137,7 @@ fn main() -> ExitCode {
         Command::Sequence(Sequence::Report(options)) => {
             sens_bench::report::sequence::sequence_report(&options)
         }
-        Command::StatsBench => sens_bench::stats_bench::run(),
+        Command::StatsBench => commands::stats_bench::run(),
         Command::Calibrate(args) => sens_bench::calibrate::run(&args),
     };
     match outcome {

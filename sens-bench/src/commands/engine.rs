@@ -15,7 +15,7 @@ pub enum EngineCommand {
     #[command(flatten)]
     Sens(sens::cli::Command),
     /// Suggestions against a file of labelled prompts: hit@8, MRR, wrong-list and
-    /// empty-list rates (format: `sens_bench::suggest_eval`).
+    /// empty-list rates (format: `sens_bench::evals::suggest`).
     SuggestEval {
         cases: PathBuf,
         #[arg(long)]
@@ -27,10 +27,10 @@ pub enum EngineCommand {
     },
     /// The ranking on MinishLab/semble's code-search benchmark: NDCG@10 overall, by
     /// category and by language, beside semble's published figures (format:
-    /// `sens_bench::semble_eval`).
-    SembleEval(crate::semble_eval::Options),
+    /// `sens_bench::evals::semble`).
+    SembleEval(crate::evals::semble::Options),
     /// The re-implementation finder against a file of re-implementations and new
-    /// code: hit@1, hit@3, MRR, false notes (format: `sens_bench::reuse_eval`).
+    /// code: hit@1, hit@3, MRR, false notes (format: `sens_bench::evals::reuse`).
     ReuseEval {
         cases: PathBuf,
         #[arg(long)]
@@ -72,14 +72,14 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
             sens::cli::run(args, &Invocation::current(&["engine"])?)
         }
         EngineCommand::SuggestEval { cases, json, cold } => {
-            crate::suggest_eval::run(&cases, json, cold)
+            crate::evals::suggest::run(&cases, json, cold)
         }
-        EngineCommand::SembleEval(options) => crate::semble_eval::run(&options),
-        EngineCommand::ReuseEval { cases, json } => crate::reuse_eval::run(&cases, json),
+        EngineCommand::SembleEval(options) => crate::evals::semble::run(&options),
+        EngineCommand::ReuseEval { cases, json } => crate::evals::reuse::run(&cases, json),
         EngineCommand::Scale {
             corpus,
             parts,
             no_jscpd,
-        } => crate::engine_scale::scale(&corpus, &parts, !no_jscpd),
+        } => crate::evals::scale::scale(&corpus, &parts, !no_jscpd),
     }
 }

@@ -38,7 +38,7 @@ use sens_engine::lang;
 use sens_engine::reuse::{self, Lookup, decision};
 use serde::{Deserialize, Serialize};
 
-use crate::suggest_eval::{ProjectSource, check_projects, fetch, open_engine};
+use crate::evals::suggest::{ProjectSource, check_projects, fetch, open_engine};
 use crate::workspace::cache::Cache;
 
 #[derive(Debug, Deserialize)]
