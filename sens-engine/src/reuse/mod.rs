@@ -92,26 +92,11 @@ pub fn review_candidates(path: &str, lookup: &Lookup) -> Vec<Finding> {
         .take(REVIEW_CANDIDATES)
         .map(|c| {
             let existing = &c.suggestion;
-            Finding {
-                rule: REVIEW_RULE.to_string(),
-                blocks: false,
-                similarity: c.twin.unwrap_or(0.0),
-                message: format!(
-                    "`{}` may do again what `{}` at {}:{} does: call it if it does.",
-                    lookup.name, existing.name, existing.file, existing.line
-                ),
-                new: NewUnit {
-                    file: path.to_string(),
-                    line: lookup.line,
-                    name: lookup.name.clone(),
-                },
-                existing: Some(ExistingUnit {
-                    file: existing.file.clone(),
-                    line: existing.line,
-                    signature: existing.signature.clone(),
-                    usages: existing.usages,
-                }),
-            }
+            let message = format!(
+                "`{}` may do again what `{}` at {}:{} does: call it if it does.",
+                lookup.name, existing.name, existing.file, existing.line
+            );
+            hint(REVIEW_RULE, message, path, lookup, c)
         })
         .collect()
 }
@@ -172,15 +157,29 @@ pub fn note(path: &str, lookup: &Lookup) -> Option<Finding> {
     }
     let best = lookup.candidates.first()?;
     let existing = &best.suggestion;
-    Some(Finding {
-        rule: NOTE_RULE.to_string(),
+    let message = format!(
+        "`{}` seems to do what `{}` already does: call `{}` instead of keeping a second \
+         implementation, unless it does not do what this code needs.",
+        lookup.name, existing.name, existing.name
+    );
+    Some(hint(NOTE_RULE, message, path, lookup, best))
+}
+
+/// A finding of rule `rule` that never blocks, about the new unit of `lookup` in
+/// `path` and the existing unit of `candidate`.
+fn hint(
+    rule: &str,
+    message: String,
+    path: &str,
+    lookup: &Lookup,
+    candidate: &Candidate,
+) -> Finding {
+    let existing = &candidate.suggestion;
+    Finding {
+        rule: rule.to_string(),
         blocks: false,
-        similarity: best.twin.unwrap_or(0.0),
-        message: format!(
-            "`{}` seems to do what `{}` already does: call `{}` instead of keeping a second \
-             implementation, unless it does not do what this code needs.",
-            lookup.name, existing.name, existing.name
-        ),
+        similarity: candidate.twin.unwrap_or(0.0),
+        message,
         new: NewUnit {
             file: path.to_string(),
             line: lookup.line,
@@ -192,7 +191,7 @@ pub fn note(path: &str, lookup: &Lookup) -> Option<Finding> {
             signature: existing.signature.clone(),
             usages: existing.usages,
         }),
-    })
+    }
 }
 
 #[cfg(test)]
