@@ -10,8 +10,9 @@
 # (a Sonnet model, medium effort, 3 repetitions, C0/C1/C2). Override with
 # SENS_MODEL, SENS_EFFORT, SENS_REPS, SENS_CONDITIONS, SENS_JOBS.
 #
-# Without a key it also plays two scripted scenarios under C0 and C2 into one batch
-# (results/<batch>-scenario), so the report shows the engine at work:
+# Without a key it also plays two scripted scenarios under C0 and C2, each into a
+# batch of its own (results/<batch>-scenario-<script>), so the reports show the
+# engine at work:
 # - bench/scenarios/copy-then-reuse.json on bench/scenarios/tasks/amount-total: the
 #   agent first copies an existing function, and under C2 reuses it after the
 #   engine's denial;
@@ -50,12 +51,13 @@ fi
 "$bench" report "$batch"
 
 if [[ -z "${ANTHROPIC_API_KEY:-}" ]]; then
-    scenario="$batch-scenario"
-    # Each scenario is its own script (the agent of a run), played into one batch.
+    # Each scenario is its own script (the agent of a run), so each is its own batch:
+    # a batch holds one agent.
     for pair in amount-total:copy-then-reuse search-titles:reimplement-then-reuse; do
+        scenario="$batch-scenario-${pair#*:}"
         "$bench" run --tasks bench/scenarios/tasks --task "${pair%%:*}" --condition C0,C2 \
             --reps 1 --jobs "${SENS_JOBS:-2}" --agent "script:bench/scenarios/${pair#*:}.json" \
             --out "$scenario" --timings
+        "$bench" report "$scenario"
     done
-    "$bench" report "$scenario"
 fi
