@@ -4,7 +4,8 @@
 //! one trait, `Display` beside `Debug`, overload stubs, the methods and fields
 //! of a class body, struct declarations. Such a match is shown as a hint, not
 //! a denial, unless the text itself is copied (an exact copy), or, for a near
-//! match, the new unit also reuses the other's names and words.
+//! match, the new unit also reuses the other's names and words and is about
+//! its size.
 //! Measured on labelled real groups: `docs/precision.md`,
 //! `docs/experiments/precision.md`.
 
@@ -31,7 +32,30 @@ pub fn only_shape(new: &UnitData, text: &str, kind: CopyKind, existing: &UnitDat
         || same_protocol(new, existing, kind)
         || (kind == CopyKind::Renamed && renames_what_a_copy_keeps(new, existing))
         || (kind == CopyKind::Near
-            && (says_otherwise(new, existing) || !shares_words(new, text, existing)))
+            && (outsized(new, existing)
+                || says_otherwise(new, existing)
+                || !shares_words(new, text, existing)))
+}
+
+/// The share of the larger side's tokens the smaller side of a near match
+/// must hold before the match denies. Near similarity counts distinct
+/// shingles, and a unit that repeats one shape (a run of parallel tests, the
+/// cofactor lines of a 4x4 inverse) has few distinct shingles for its size: a
+/// unit a fraction of its size finds most of its own among them without
+/// copying any one part of it. A copy that inserts or deletes a few statements
+/// stays near its original's size. Chosen on labelled real groups
+/// (`docs/experiments/precision.md`): no labelled copy is under 0.59.
+pub const MIN_SIZE_SHARE: f64 = 0.5;
+
+/// Whether one side of a near match is under [`MIN_SIZE_SHARE`] of the
+/// other's size in tokens.
+fn outsized(new: &UnitData, existing: &UnitData) -> bool {
+    let (small, large) = if new.tokens <= existing.tokens {
+        (new.tokens, existing.tokens)
+    } else {
+        (existing.tokens, new.tokens)
+    };
+    f64::from(small) < MIN_SIZE_SHARE * f64::from(large)
 }
 
 /// The distinct strings each of two units must hold before what they say can

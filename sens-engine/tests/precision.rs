@@ -348,3 +348,46 @@ fn two_functions_whose_strings_all_differ_are_not_a_renamed_copy() {
         mutated
     )));
 }
+
+/// A function that applies one formula per output, as a 3x3 and a 4x4 matrix
+/// inverse do: `rows` outputs, each summing `rows` products.
+fn one_formula_per_output(name: &str, rows: usize) -> String {
+    let mut text = format!(
+        "def {name}(m, w):
+    if len(w) != len(m) * len(m):
+        raise ValueError(f\"{{len(w)}} weights for {{len(m)}} inputs\")
+    det = determinant(m) or EPSILON
+    m = [x / det for x in m if abs(x) > EPSILON]
+"
+    );
+    for r in 0..rows {
+        let terms: Vec<String> = (0..rows)
+            .map(|c| format!("m[{c}] * w[{}]", r * rows + c))
+            .collect();
+        text.push_str(&format!("    o{r} = {}\n", terms.join(" + ")));
+    }
+    let outputs: Vec<String> = (0..rows).map(|r| format!("o{r}")).collect();
+    text.push_str(&format!("    return scale(m, [{}])\n", outputs.join(", ")));
+    text
+}
+
+/// A function of one formula repeated per output has few distinct shingles
+/// for its size, so a function a fraction of its size (a 3x3 inverse beside a
+/// 9x9 one) finds most of its own among them: it is written to the same
+/// shape, not copied. The same function against one of its own size is a
+/// copy.
+#[test]
+fn a_unit_a_fraction_of_a_repetitive_ones_size_is_not_its_copy() {
+    let large = one_formula_per_output("mix9", 9);
+    let small = one_formula_per_output("mix3", 3);
+    assert_eq!(
+        strongest("src/large.py", &large, "src/small.py", &small),
+        Some(CopyKind::Near)
+    );
+    let found = findings("src/large.py", &large, "src/small.py", &small);
+    assert!(!found.is_empty() && !denied(&found), "{found:#?}");
+
+    let same_size = small.replace("    return", "    m = normalize(m)\n    return");
+    let found = findings("src/same.py", &same_size, "src/small.py", &small);
+    assert!(denied(&found), "{found:#?}");
+}
