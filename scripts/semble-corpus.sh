@@ -76,6 +76,10 @@ fetch() { # repo
         crate serde 1.0.229 serde serde/src
         crate serde_core 1.0.229 serde serde_core/src
         crate serde_derive 1.0.229 serde serde_derive/src
+        # Upstream, serde/src/core is a link to serde_core's source; the
+        # published crate holds a copy, which would put every trait twice.
+        rm -rf serde/serde/src/core
+        ln -s ../../serde_core/src serde/serde/src/core
         ;;
     tokio) crate tokio 1.54.1 tokio tokio/src ;;
     *) echo "unknown repository $1" >&2; exit 1 ;;

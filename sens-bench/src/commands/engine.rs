@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Subcommand;
 use sens::invocation::Invocation;
+use sens_engine::suggest::Steps;
 
 #[derive(Debug, Subcommand)]
 pub enum EngineCommand {
@@ -24,6 +25,10 @@ pub enum EngineCommand {
         /// every symbol embedded (their cold time).
         #[arg(long)]
         cold: bool,
+        /// Rank with these parts of the ranking step (fusion, definition,
+        /// file-name, coherence, or none) instead of the shipped ones.
+        #[arg(long, value_delimiter = ',')]
+        steps: Option<Vec<String>>,
     },
     /// The ranking on MinishLab/semble's code-search benchmark: NDCG@10 overall, by
     /// category and by language, beside semble's published figures (format:
@@ -71,8 +76,17 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
             };
             sens::cli::run(args, &Invocation::current(&["engine"])?)
         }
-        EngineCommand::SuggestEval { cases, json, cold } => {
-            crate::evals::suggest::run(&cases, json, cold)
+        EngineCommand::SuggestEval {
+            cases,
+            json,
+            cold,
+            steps,
+        } => {
+            let steps = match steps {
+                Some(names) => Steps::NONE.with(&names)?,
+                None => Steps::SHIPPED,
+            };
+            crate::evals::suggest::run(&cases, json, cold, steps)
         }
         EngineCommand::SembleEval(options) => crate::evals::semble::run(&options),
         EngineCommand::ReuseEval { cases, json } => crate::evals::reuse::run(&cases, json),

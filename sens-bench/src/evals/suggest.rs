@@ -34,7 +34,7 @@ use anyhow::{Context, Result, bail};
 use sens_engine::Engine;
 use sens_engine::cache::IndexCache;
 use sens_engine::config::RuleConfig;
-use sens_engine::suggest::{self, Ranking};
+use sens_engine::suggest::{self, Ranking, Steps};
 use sens_engine::units::UnitKind;
 use serde::{Deserialize, Serialize};
 
@@ -342,7 +342,7 @@ fn vectors_read() -> usize {
     suggest::model::shared().map_or(0, |m| m.vector_counts().read)
 }
 
-pub fn run(cases_path: &Path, json: bool, cold: bool) -> Result<ExitCode> {
+pub fn run(cases_path: &Path, json: bool, cold: bool, steps: Steps) -> Result<ExitCode> {
     let file = load(cases_path)?;
     let base = cases_path.parent().unwrap_or(Path::new("."));
     let cache = Cache::from_env()?;
@@ -366,11 +366,11 @@ pub fn run(cases_path: &Path, json: bool, cold: bool) -> Result<ExitCode> {
         for case in cases {
             for _ in 1..TIMINGS {
                 let start = Instant::now();
-                std::hint::black_box(suggest::rank(engine.index(), &case.prompt));
+                std::hint::black_box(suggest::rank_steps(engine.index(), &case.prompt, steps));
                 times.push(start.elapsed().as_secs_f64() * 1000.0);
             }
             let start = Instant::now();
-            let ranking = suggest::rank(engine.index(), &case.prompt);
+            let ranking = suggest::rank_steps(engine.index(), &case.prompt, steps);
             times.push(start.elapsed().as_secs_f64() * 1000.0);
             rankings.push((case, ranking));
         }

@@ -50,13 +50,23 @@ impl Steps {
     pub const NAMES: [&'static str; 4] = ["fusion", "definition", "file-name", "coherence"];
 
     /// These steps without the named parts.
-    pub fn without(mut self, names: &[String]) -> anyhow::Result<Steps> {
+    pub fn without(self, names: &[String]) -> anyhow::Result<Steps> {
+        self.set(names, false)
+    }
+
+    /// These steps and the named parts (`none` names no part).
+    pub fn with(self, names: &[String]) -> anyhow::Result<Steps> {
+        self.set(names, true)
+    }
+
+    fn set(mut self, names: &[String], on: bool) -> anyhow::Result<Steps> {
         for n in names {
             match n.as_str() {
-                "fusion" => self.fusion = false,
-                "definition" => self.definition = false,
-                "file-name" => self.file_name = false,
-                "coherence" => self.coherence = false,
+                "fusion" => self.fusion = on,
+                "definition" => self.definition = on,
+                "file-name" => self.file_name = on,
+                "coherence" => self.coherence = on,
+                "none" => {}
                 _ => anyhow::bail!("no ranking step `{n}` (one of {:?})", Self::NAMES),
             }
         }

@@ -189,6 +189,12 @@ pub fn rank(index: &Index, prompt: &str) -> Ranking {
     rank_with(index, prompt, model::shared())
 }
 
+/// [`rank`] with other parts of the ranking step than the shipped ones (to
+/// measure which to ship).
+pub fn rank_steps(index: &Index, prompt: &str, steps: Steps) -> Ranking {
+    rank_deep(index, prompt, model::shared(), MAX_SUGGESTIONS, steps)
+}
+
 /// [`rank`] with the given model, or words alone.
 pub fn rank_with(index: &Index, prompt: &str, model: Option<&model::Model>) -> Ranking {
     rank_deep(index, prompt, model, MAX_SUGGESTIONS, Steps::SHIPPED)
