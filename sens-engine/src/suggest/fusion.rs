@@ -43,9 +43,14 @@ impl Steps {
         file_name: false,
         coherence: false,
     };
-    /// What the engine's suggestions rank with: the parts that helped the case
-    /// files' held-out prompts (docs/suggestions.md, "The ranking step").
-    pub const SHIPPED: Steps = Steps::NONE;
+    /// What the engine's suggestions rank with: the parts that help semble's
+    /// benchmark and cost the case files' held-out prompts nothing
+    /// (docs/suggestions.md, "The ranking step"). A request in a user's words
+    /// seldom names an identifier, so the definition lift is idle there.
+    pub const SHIPPED: Steps = Steps {
+        definition: true,
+        ..Steps::NONE
+    };
     /// The parts' names, as `without` reads them.
     pub const NAMES: [&'static str; 4] = ["fusion", "definition", "file-name", "coherence"];
 
@@ -285,6 +290,24 @@ mod tests {
     fn before(order: &[String], a: &str, b: &str) -> bool {
         let at = |n: &str| order.iter().position(|o| o == n).unwrap();
         at(a) < at(b)
+    }
+
+    #[test]
+    fn steps_are_chosen_by_name() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let definition = Steps {
+            definition: true,
+            ..NONE
+        };
+        assert_eq!(NONE.with(&names(&["definition"])).unwrap(), definition);
+        assert_eq!(NONE.with(&names(&["none"])).unwrap(), NONE);
+        assert_eq!(
+            Steps::ALL
+                .without(&names(&["fusion", "file-name", "coherence"]))
+                .unwrap(),
+            definition
+        );
+        assert!(NONE.with(&names(&["rerank"])).is_err());
     }
 
     #[test]
