@@ -7,8 +7,9 @@
 //! an open-addressing table of its own: a copy lookup reads 20 to 60 of its
 //! buckets, random accesses into megabytes, so it announces them all first
 //! ([`KeyBuckets::prefetch`], which a hash map cannot do) and the memory serves
-//! them in parallel; each entry also carries 32 bits of its unit's (its size),
-//! so a candidate is ruled out without another read.
+//! them in parallel. Its slots hold a key and a unit id, 12 bytes, at most
+//! four fifths full: what a unit's size says of a candidate is read from the
+//! index's own array by unit id.
 
 use std::borrow::Borrow;
 use std::hash::Hash;
@@ -174,43 +175,64 @@ impl<K: Hash + Eq> Buckets<K> {
         self.map.reserve(additional);
     }
 
+    /// Gives back room reserved and not used.
+    pub fn shrink_to_fit(&mut self) {
+        self.map.shrink_to_fit();
+    }
+
     /// Every key with its ids.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &[u32])> {
         self.map.iter().map(|(k, v)| (k, self.ids(v)))
     }
 }
 
-/// A unit under a key of [`KeyBuckets`], with 32 bits its caller chose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
-    pub id: u32,
-    pub meta: u32,
-}
-
 /// An unused slot's `id`: above every unit id and spill slot.
 const EMPTY: u32 = u32::MAX;
 
-/// One slot: a key and its single entry, or (`id` with [`SPILLED`]) the index
-/// of its list in the side table. 16 bytes, four to a cache line.
+/// One slot: a key and its single unit id, or (an id with [`SPILLED`]) the
+/// index of its list in the side table. The key is two halves so that a slot
+/// is 12 bytes (four-byte aligned): the LSH table holds a slot per band per
+/// unit, the largest thing the index keeps (docs/caches.md, "Memory").
 #[derive(Debug, Clone, Copy)]
 struct Slot {
-    key: u64,
-    entry: Entry,
+    key: [u32; 2],
+    id: u32,
+}
+
+impl Slot {
+    fn new(key: u64, id: u32) -> Self {
+        // Truncations on purpose: the two halves of the key.
+        Self {
+            key: [key as u32, (key >> 32) as u32],
+            id,
+        }
+    }
+
+    fn key(&self) -> u64 {
+        u64::from(self.key[0]) | u64::from(self.key[1]) << 32
+    }
 }
 
 const FREE_SLOT: Slot = Slot {
-    key: 0,
-    entry: Entry { id: EMPTY, meta: 0 },
+    key: [0; 2],
+    id: EMPTY,
 };
 
-/// A multimap from uniform 64-bit hashes to [`Entry`]s: linear probing over a
-/// power-of-two table at most three quarters full, deletion by backward shift.
+/// The most a table is filled before it grows (4/5), and how full growing
+/// leaves it (3/4 for a known count; a growing one takes half again its size).
+const MAX_LOAD: (usize, usize) = (4, 5);
+const GROWN_LOAD: (usize, usize) = (3, 4);
+
+/// A multimap from uniform 64-bit hashes to unit ids: linear probing over a
+/// table of any size at most four fifths full (a key's home is its hash scaled
+/// to the table, so the size need not be a power of two and a table sized for
+/// a known count stays near that load), deletion by backward shift.
 #[derive(Debug, Clone, Default)]
 pub struct KeyBuckets {
     slots: Vec<Slot>,
     /// Occupied slots.
     len: usize,
-    spill: Spill<Entry>,
+    spill: Spill<u32>,
 }
 
 impl KeyBuckets {
@@ -220,14 +242,24 @@ impl KeyBuckets {
     }
 
     /// The slot where `key`'s probe starts; the table is not empty. Keys are
-    /// hashes already, but a multiply spreads any pattern their low bits have.
+    /// hashes already, but a multiply spreads any pattern their bits have
+    /// before the high bits pick the slot.
     fn home(&self, key: u64) -> usize {
-        let bits = self.slots.len().trailing_zeros();
-        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)) as usize
+        let spread = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        ((u128::from(spread) * self.slots.len() as u128) >> 64) as usize
     }
 
-    fn mask(&self) -> usize {
-        self.slots.len() - 1
+    fn next(&self, i: usize) -> usize {
+        if i + 1 == self.slots.len() { 0 } else { i + 1 }
+    }
+
+    /// How many steps the probe takes from `from` to reach `to`.
+    fn distance(&self, from: usize, to: usize) -> usize {
+        if to >= from {
+            to - from
+        } else {
+            to + self.slots.len() - from
+        }
     }
 
     /// The slot holding `key`.
@@ -238,94 +270,84 @@ impl KeyBuckets {
         let mut i = self.home(key);
         loop {
             let slot = &self.slots[i];
-            if slot.entry.id == EMPTY {
+            if slot.id == EMPTY {
                 return None;
             }
-            if slot.key == key {
+            if slot.key() == key {
                 return Some(i);
             }
-            i = (i + 1) & self.mask();
+            i = self.next(i);
         }
     }
 
-    /// Adds `entry` (its id below 2^31) under `key`.
-    pub fn insert(&mut self, key: u64, entry: Entry) {
-        debug_assert!(
-            entry.id < SPILLED,
-            "unit id {} too large for a bucket",
-            entry.id
-        );
+    /// Adds unit `id` (below 2^31) under `key`.
+    pub fn insert(&mut self, key: u64, id: u32) {
+        debug_assert!(id < SPILLED, "unit id {id} too large for a bucket");
         self.reserve(1);
         let mut i = self.home(key);
         loop {
             let slot = self.slots[i];
-            if slot.entry.id == EMPTY {
-                self.slots[i] = Slot { key, entry };
+            if slot.id == EMPTY {
+                self.slots[i] = Slot::new(key, id);
                 self.len += 1;
                 return;
             }
-            if slot.key == key {
+            if slot.key() == key {
                 break;
             }
-            i = (i + 1) & self.mask();
+            i = self.next(i);
         }
-        let held = self.slots[i].entry;
-        if held.id & SPILLED != 0 {
-            self.spill.push(held.id, entry);
+        let held = self.slots[i].id;
+        if held & SPILLED != 0 {
+            self.spill.push(held, id);
             return;
         }
-        self.slots[i].entry = Entry {
-            id: self.spill.open(held, entry),
-            meta: 0,
-        };
+        self.slots[i].id = self.spill.open(held, id);
     }
 
-    /// Removes the entry of unit `id` from `key`'s bucket, dropping the key
-    /// when it empties.
+    /// Removes unit `id` from `key`'s bucket, dropping the key when it empties.
     pub fn remove(&mut self, key: u64, id: u32) {
         let Some(i) = self.find(key) else { return };
-        let held = self.slots[i].entry;
-        if held.id & SPILLED == 0 {
-            if held.id == id {
+        let held = self.slots[i].id;
+        if held & SPILLED == 0 {
+            if held == id {
                 self.delete(i);
             }
             return;
         }
-        if let Some(last) = self.spill.remove(held.id, |e| e.id == id) {
-            self.slots[i].entry = last;
+        if let Some(last) = self.spill.remove(held, |&x| x == id) {
+            self.slots[i].id = last;
         }
     }
 
     /// Empties slot `i`, moving later slots of its run back so that every key
     /// stays reachable from its home.
     fn delete(&mut self, i: usize) {
-        let mask = self.mask();
         let mut hole = i;
-        let mut j = (i + 1) & mask;
-        while self.slots[j].entry.id != EMPTY {
-            let home = self.home(self.slots[j].key);
+        let mut j = self.next(i);
+        while self.slots[j].id != EMPTY {
+            let home = self.home(self.slots[j].key());
             // The slot may move back when the hole lies between its home and it.
-            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
+            if self.distance(home, j) >= self.distance(hole, j) {
                 self.slots[hole] = self.slots[j];
                 hole = j;
             }
-            j = (j + 1) & mask;
+            j = self.next(j);
         }
         self.slots[hole] = FREE_SLOT;
         self.len -= 1;
     }
 
-    /// The entries under `key`.
-    pub fn get(&self, key: u64) -> &[Entry] {
-        self.find(key)
-            .map_or(&[], |i| self.entries(&self.slots[i].entry))
+    /// The unit ids under `key`.
+    pub fn get(&self, key: u64) -> &[u32] {
+        self.find(key).map_or(&[], |i| self.ids(&self.slots[i].id))
     }
 
-    fn entries<'a>(&'a self, entry: &'a Entry) -> &'a [Entry] {
-        if entry.id & SPILLED == 0 {
-            std::slice::from_ref(entry)
+    fn ids<'a>(&'a self, id: &'a u32) -> &'a [u32] {
+        if id & SPILLED == 0 {
+            std::slice::from_ref(id)
         } else {
-            self.spill.get(entry.id)
+            self.spill.get(*id)
         }
     }
 
@@ -337,29 +359,49 @@ impl KeyBuckets {
         }
     }
 
-    /// Room for `additional` more keys without growing the table.
+    /// Room for `additional` more keys without growing the table: sized for
+    /// exactly that many when it was empty (a full build knows its count),
+    /// else half again its size at least, so that growing one key at a time
+    /// rehashes a bounded number of times.
     pub fn reserve(&mut self, additional: usize) {
         let needed = self.len + additional;
-        if needed * 4 <= self.slots.len() * 3 {
+        if needed * MAX_LOAD.1 <= self.slots.len() * MAX_LOAD.0 {
             return;
         }
-        let size = (needed * 4 / 3 + 1).next_power_of_two().max(8);
+        self.resize(Self::size_for(needed).max(self.slots.len() * 3 / 2));
+    }
+
+    /// Gives back room reserved and not used: a table under half full is
+    /// rehashed into one sized for its keys.
+    pub fn shrink_to_fit(&mut self) {
+        if self.len * 2 < self.slots.len() {
+            self.resize(Self::size_for(self.len));
+        }
+    }
+
+    /// The size that holds `keys` at [`GROWN_LOAD`].
+    fn size_for(keys: usize) -> usize {
+        (keys * GROWN_LOAD.1 / GROWN_LOAD.0 + 1).max(8)
+    }
+
+    /// Rehashes every key into a table of `size` slots (more than it holds).
+    fn resize(&mut self, size: usize) {
         let old = std::mem::replace(&mut self.slots, vec![FREE_SLOT; size]);
-        for slot in old.into_iter().filter(|s| s.entry.id != EMPTY) {
-            let mut i = self.home(slot.key);
-            while self.slots[i].entry.id != EMPTY {
-                i = (i + 1) & self.mask();
+        for slot in old.into_iter().filter(|s| s.id != EMPTY) {
+            let mut i = self.home(slot.key());
+            while self.slots[i].id != EMPTY {
+                i = self.next(i);
             }
             self.slots[i] = slot;
         }
     }
 
-    /// Every key with its entries.
-    pub fn iter(&self) -> impl Iterator<Item = (u64, &[Entry])> {
+    /// Every key with its unit ids.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &[u32])> {
         self.slots
             .iter()
-            .filter(|s| s.entry.id != EMPTY)
-            .map(|s| (s.key, self.entries(&s.entry)))
+            .filter(|s| s.id != EMPTY)
+            .map(|s| (s.key(), self.ids(&s.id)))
     }
 }
 
@@ -424,21 +466,20 @@ mod tests {
                 table.remove(key, id);
                 ids.retain(|&x| x != id);
             } else {
-                table.insert(key, Entry { id, meta: id + 1 });
+                table.insert(key, id);
                 ids.push(id);
             }
             model.retain(|_, ids| !ids.is_empty());
             for probe in [key, rnd() % 97] {
-                let mut got: Vec<u32> = table.get(probe).iter().map(|e| e.id).collect();
+                let mut got: Vec<u32> = table.get(probe).to_vec();
                 got.sort_unstable();
                 let mut want = model.get(&probe).cloned().unwrap_or_default();
                 want.sort_unstable();
                 assert_eq!(got, want, "step {step}, key {probe}");
-                assert!(table.get(probe).iter().all(|e| e.meta == e.id + 1));
             }
             assert_eq!(table.iter().count(), model.len(), "step {step}");
         }
-        assert!(table.slots.len() >= 128, "the table never grew");
+        assert!(table.slots.len() > 64, "the table never grew");
     }
 
     #[test]

@@ -209,7 +209,7 @@ impl Engine {
                 .iter()
                 .filter_map(|&id| Some(self.index.unit(id)?.data.clone()))
                 .collect(),
-            identifiers: entry.identifiers.clone(),
+            identifiers: self.index.identifiers(entry),
             parse_errors: entry.parse_errors,
         })
     }

@@ -12,7 +12,7 @@ use anyhow::Result;
 use rustc_hash::FxHashMap;
 use tree_sitter::Tree;
 
-use crate::buckets::{Buckets, Entry, KeyBuckets};
+use crate::buckets::{Buckets, KeyBuckets};
 use crate::config::RuleConfig;
 use crate::fingerprint::{NearRule, Sketch};
 use crate::lang;
@@ -22,12 +22,15 @@ mod build;
 mod copies;
 mod digest;
 mod footprint;
+mod usages;
 
 pub use build::{BuildReport, Phases, Source};
 use copies::Candidate;
 pub use copies::{CopyKind, CopyMatch, Prefilter};
 pub use digest::IndexDigest;
 pub use footprint::Footprint;
+pub use usages::NameId;
+use usages::Usages;
 
 pub type UnitId = u32;
 
@@ -44,7 +47,8 @@ pub struct Unit {
 pub struct FileEntry {
     pub language: &'static str,
     pub units: Vec<UnitId>,
-    pub identifiers: Vec<(Box<str>, u32)>,
+    /// Its identifiers' names (see [`Index::identifiers`]) and counts.
+    pub identifiers: Vec<(NameId, u32)>,
     pub parse_errors: bool,
 }
 
@@ -54,9 +58,13 @@ pub struct Index {
     fp: Fingerprinter,
     files: FxHashMap<Arc<str>, FileEntry>,
     units: Vec<Option<Unit>>,
+    /// By unit id, what a copy lookup reads of an LSH candidate first: its
+    /// shingle count and whether it is whole ([`Candidate::meta`]), four bytes
+    /// of an array far smaller than the units'.
+    sizes: Vec<u32>,
     /// By unit id, what a copy lookup reads of a candidate whose size passed
-    /// (the size is in its bucket entry, see [`Candidate`]) before its
-    /// shingles: most LSH candidates are ruled out here, in two cache lines.
+    /// before its shingles: most LSH candidates are ruled out here, in two
+    /// cache lines.
     sketches: Vec<Sketch>,
     free: Vec<UnitId>,
     exact: KeyBuckets,
@@ -64,7 +72,7 @@ pub struct Index {
     lsh: KeyBuckets,
     symbols: Buckets<Box<str>>,
     /// Identifier occurrences outside the definitions they name, over all files.
-    usages: FxHashMap<Box<str>, u32>,
+    usages: Usages,
     /// How long one file's parse may take (see [`units::OverBudget`]).
     parse_budget: Duration,
 }
@@ -78,13 +86,14 @@ impl Index {
             cfg,
             files: FxHashMap::default(),
             units: Vec::new(),
+            sizes: Vec::new(),
             sketches: Vec::new(),
             free: Vec::new(),
             exact: KeyBuckets::default(),
             renamed: KeyBuckets::default(),
             lsh: KeyBuckets::default(),
             symbols: Buckets::default(),
-            usages: FxHashMap::default(),
+            usages: Usages::default(),
             parse_budget: units::DEFAULT_PARSE_BUDGET,
         })
     }
@@ -172,14 +181,10 @@ impl Index {
             });
             let unit = self.units[id as usize].as_ref().map(|u| &u.data);
             if let Some(data) = unit {
-                let entry = Entry {
-                    id,
-                    meta: Candidate::meta(data),
-                };
-                self.exact.insert(data.exact, entry);
-                self.renamed.insert(data.renamed, entry);
+                self.exact.insert(data.exact, id);
+                self.renamed.insert(data.renamed, id);
                 for &key in data.bands.iter() {
-                    self.lsh.insert(key, entry);
+                    self.lsh.insert(key, id);
                 }
                 if data.kind != UnitKind::Window {
                     let name: Box<str> = data.name.as_str().into();
@@ -188,21 +193,13 @@ impl Index {
             }
             ids.push(id);
         }
-        for (name, n) in &parsed.identifiers {
-            // Most names are already counted: no new key to allocate.
-            match self.usages.get_mut(name) {
-                Some(count) => *count += n,
-                None => {
-                    self.usages.insert(name.clone(), *n);
-                }
-            }
-        }
+        let identifiers = self.usages.add(&parsed.identifiers);
         self.files.insert(
             path,
             FileEntry {
                 language: parsed.language,
                 units: ids,
-                identifiers: parsed.identifiers,
+                identifiers,
                 parse_errors: parsed.parse_errors,
             },
         );
@@ -218,6 +215,7 @@ impl Index {
     /// Room for `units` more units in every table, each band key counted.
     fn reserve(&mut self, units: usize) {
         self.units.reserve(units);
+        self.sizes.reserve(units);
         self.sketches.reserve(units);
         self.exact.reserve(units);
         self.renamed.reserve(units);
@@ -225,16 +223,31 @@ impl Index {
         self.symbols.reserve(units / 2);
     }
 
+    /// Gives back what [`Index::reserve`] set aside and the build did not
+    /// use: its estimate of the unit count is rough.
+    fn shrink_to_fit(&mut self) {
+        self.units.shrink_to_fit();
+        self.sizes.shrink_to_fit();
+        self.sketches.shrink_to_fit();
+        self.exact.shrink_to_fit();
+        self.renamed.shrink_to_fit();
+        self.lsh.shrink_to_fit();
+        self.symbols.shrink_to_fit();
+    }
+
     fn alloc(&mut self, unit: Unit) -> UnitId {
         let sketch = Sketch::of(&unit.data.shingles);
+        let size = Candidate::meta(&unit.data);
         match self.free.pop() {
             Some(id) => {
                 self.units[id as usize] = Some(unit);
+                self.sizes[id as usize] = size;
                 self.sketches[id as usize] = sketch;
                 id
             }
             None => {
                 self.units.push(Some(unit));
+                self.sizes.push(size);
                 self.sketches.push(sketch);
                 UnitId::try_from(self.units.len() - 1).unwrap_or(UnitId::MAX)
             }
@@ -261,14 +274,7 @@ impl Index {
             }
             self.free.push(id);
         }
-        for (name, n) in &entry.identifiers {
-            if let Some(count) = self.usages.get_mut(name) {
-                *count = count.saturating_sub(*n);
-                if *count == 0 {
-                    self.usages.remove(name);
-                }
-            }
-        }
+        self.usages.remove(&entry.identifiers);
         true
     }
 
@@ -301,6 +307,15 @@ impl Index {
 
     /// References to `name` outside its definitions, over the whole project.
     pub fn usages(&self, name: &str) -> u32 {
-        self.usages.get(name).copied().unwrap_or(0)
+        self.usages.count(name)
+    }
+
+    /// A file's identifiers with their counts, as its parse gave them.
+    pub fn identifiers(&self, entry: &FileEntry) -> Vec<(Box<str>, u32)> {
+        entry
+            .identifiers
+            .iter()
+            .map(|&(id, n)| (self.usages.name(id).into(), n))
+            .collect()
     }
 }

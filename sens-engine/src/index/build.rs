@@ -134,6 +134,7 @@ impl Index {
             insert: inserted.busy.as_secs_f64(),
             total: start.elapsed().as_secs_f64(),
         };
+        index.shrink_to_fit();
         report.cache = cache.map(IndexCache::stats);
         index.fill_counts(&mut report);
         report.memory = index.footprint();

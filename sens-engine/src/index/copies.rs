@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::{Index, Unit, UnitId};
-use crate::buckets::{Entry, prefetch};
+use crate::buckets::prefetch;
 use crate::fingerprint::{Counts, common_at_least};
 use crate::units::{UnitData, UnitKind};
 
@@ -86,7 +86,7 @@ impl Index {
             (&self.exact, data.exact, CopyKind::Exact),
             (&self.renamed, data.renamed, CopyKind::Renamed),
         ] {
-            for &Entry { id, .. } in map.get(key) {
+            for &id in map.get(key) {
                 let Some(unit) = self.unit(id) else { continue };
                 // An exact copy also has the same renamed fingerprint: report it once.
                 if (kind == CopyKind::Renamed && unit.data.exact == data.exact) || skip(id, unit) {
@@ -103,17 +103,21 @@ impl Index {
         let new_whole = data.kind != UnitKind::Window;
         scratch.start(self.units.len());
         for key in keys() {
-            for &entry in self.lsh.get(key) {
-                if !scratch.first_time(entry.id) {
-                    continue;
+            for &id in self.lsh.get(key) {
+                if scratch.first_time(id)
+                    && let Some(size) = self.sizes.get(id as usize)
+                {
+                    prefetch(size);
                 }
-                let (m, whole) = Candidate::sizes(entry.meta);
-                if let Some(needed) = self.near.needed(n, m, whole && new_whole) {
-                    scratch.candidates.push(Candidate {
-                        id: entry.id,
-                        needed,
-                    });
-                }
+            }
+        }
+        for &id in &scratch.marked {
+            let Some(&meta) = self.sizes.get(id as usize) else {
+                continue;
+            };
+            let (m, whole) = Candidate::sizes(meta);
+            if let Some(needed) = self.near.needed(n, m, whole && new_whole) {
+                scratch.candidates.push(Candidate { id, needed });
             }
         }
         scratch.finish();
@@ -183,8 +187,9 @@ pub(super) struct Candidate {
 const WHOLE: u32 = 1 << 31;
 
 impl Candidate {
-    /// What every bucket entry of a unit carries: its shingle count (below
-    /// 2^31: a unit of 8 GB of shingles is not indexed) and whether it is whole.
+    /// What the index keeps of a unit's size by its id: its shingle count
+    /// (below 2^31: a unit of 8 GB of shingles is not indexed) and whether it
+    /// is whole.
     pub(super) fn meta(data: &UnitData) -> u32 {
         let m = u32::try_from(data.shingles.len()).unwrap_or(u32::MAX) & !WHOLE;
         m | if data.kind == UnitKind::Window {
@@ -201,12 +206,13 @@ impl Candidate {
 }
 
 /// A lookup's buffers, kept per thread so that a lookup allocates only its
-/// result: the candidates, and a bit per unit id seen (cleared after).
+/// result: the candidates, and a bit per unit id seen (cleared after) with the
+/// ids seen in the order they were.
 #[derive(Debug, Default)]
 struct Scratch {
     candidates: Vec<Candidate>,
     seen: Vec<u64>,
-    /// The ids marked in `seen`, to clear them.
+    /// The ids marked in `seen`, first seen first.
     marked: Vec<UnitId>,
 }
 
@@ -287,7 +293,7 @@ mod tests {
             .bands
             .iter()
             .chain(data.leave_one_out.iter())
-            .flat_map(|&key| index.lsh.get(key).iter().map(|e| e.id))
+            .flat_map(|&key| index.lsh.get(key).iter().copied())
             .collect();
         near.sort_unstable();
         near.dedup();
@@ -365,11 +371,11 @@ mod tests {
                 continue;
             };
             for &key in unit.data.bands.iter() {
-                for entry in index.lsh.get(key) {
-                    let (m, whole) = Candidate::sizes(entry.meta);
+                for &id in index.lsh.get(key) {
+                    let (m, whole) = Candidate::sizes(index.sizes[id as usize]);
                     let whole = whole && unit.data.kind != UnitKind::Window;
                     if let Some(needed) = index.near.needed(unit.data.shingles.len(), m, whole) {
-                        let sketch = &index.sketches[entry.id as usize];
+                        let sketch = &index.sketches[id as usize];
                         ruled_out += usize::from(counts.common_at_most(sketch) < needed);
                     }
                 }

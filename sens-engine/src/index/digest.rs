@@ -27,11 +27,8 @@ impl Index {
         let buckets = |map: &KeyBuckets| {
             let mut out: Vec<(u64, Vec<String>)> = map
                 .iter()
-                .filter(|(_, entries)| !entries.is_empty())
-                .map(|(k, entries)| {
-                    let ids: Vec<UnitId> = entries.iter().map(|e| e.id).collect();
-                    (k, sorted(&ids))
-                })
+                .filter(|(_, ids)| !ids.is_empty())
+                .map(|(k, ids)| (k, sorted(ids)))
                 .collect();
             out.sort();
             out
@@ -52,7 +49,7 @@ impl Index {
         let mut usages: Vec<(String, u32)> = self
             .usages
             .iter()
-            .map(|(k, v)| (k.to_string(), *v))
+            .map(|(k, v)| (k.to_string(), v))
             .collect();
         usages.sort();
         let mut symbols: Vec<(String, Vec<String>)> = self

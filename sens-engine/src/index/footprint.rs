@@ -25,7 +25,7 @@ pub struct Footprint {
     pub bands: usize,
     /// The suggestions' words (hash and counts per field).
     pub terms: usize,
-    /// One sketch per unit slot.
+    /// One sketch and one size per unit slot.
     pub sketches: usize,
     /// The exact, renamed, LSH and symbol tables.
     pub tables: usize,
@@ -51,7 +51,8 @@ impl Index {
     pub fn footprint(&self) -> Footprint {
         let mut bytes = Footprint {
             records: self.units.capacity() * size_of::<Option<Unit>>(),
-            sketches: self.sketches.capacity() * size_of::<Sketch>(),
+            sketches: self.sketches.capacity() * size_of::<Sketch>()
+                + self.sizes.capacity() * size_of::<u32>(),
             tables: self.exact.heap_bytes()
                 + self.renamed.heap_bytes()
                 + self.lsh.heap_bytes()
@@ -74,17 +75,9 @@ impl Index {
             bytes.files += path.len()
                 + size_of_val(entry)
                 + entry.units.capacity() * size_of::<super::UnitId>()
-                + entry
-                    .identifiers
-                    .iter()
-                    .map(|(name, _)| name.len() + size_of::<(Box<str>, u32)>())
-                    .sum::<usize>();
+                + entry.identifiers.capacity() * size_of::<(super::NameId, u32)>();
         }
-        bytes.files += self
-            .usages
-            .keys()
-            .map(|name| name.len() + size_of::<(Box<str>, u32)>())
-            .sum::<usize>();
+        bytes.files += self.usages.heap_bytes();
         bytes
     }
 }

@@ -166,5 +166,7 @@ pub(super) fn truncate(text: &mut String, max: usize) {
         }
         text.truncate(cut);
         text.push('…');
+        // The index keeps the text: not the room the whole one took.
+        text.shrink_to_fit();
     }
 }
