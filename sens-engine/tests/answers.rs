@@ -194,7 +194,7 @@ fn the_fixtures_answers_equal_the_reviewed_text() {
             .position(|(a, b)| a != b)
             .unwrap_or(got.lines().count().min(expected.lines().count()));
         panic!(
-            "answers differ from {} at line {}: got {:?}, expected {:?}",
+            "answers differ from {} at line {}: got {:?}, expected {:?} (after a change meant to move answers, SENS_BLESS=1 rewrites it)",
             expected_path.display(),
             first + 1,
             got.lines().nth(first),
