@@ -186,6 +186,13 @@ pub struct RunRecord {
     /// - `unjust_labelled`: a human labelled the decision unjust.
     #[serde(default)]
     pub outcomes: OutcomeCounts,
+    /// The same classes for the re-implementation notes (rule `reuse.note`):
+    /// complied when the agent called the unit named or took its own
+    /// definition out, retried when it wrote the definition again, worked around
+    /// when the definition moved to another file, gave up when nothing addressed
+    /// it. Written only when a note was given.
+    #[serde(default, skip_serializing_if = "OutcomeCounts::is_zero")]
+    pub note_outcomes: OutcomeCounts,
     /// The agent's calls of the engine's query tools (`already_exists`,
     /// `find_symbol`) that reached the engine, per tool; empty (and not written)
     /// without them. Absent in records written before it existed.

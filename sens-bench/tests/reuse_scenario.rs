@@ -100,5 +100,12 @@ fn under_c2_the_note_arrives_and_the_next_write_calls_the_helper_under_c0_nothin
     assert_eq!(records.len(), 2);
     for record in &records {
         assert_eq!(record.hidden_pass, Some(true), "{}", record.condition);
+        // C2's agent called the helper after the note; C0 was told nothing.
+        let complied = u64::from(record.condition == "C2");
+        assert_eq!(
+            record.note_outcomes.complied, complied,
+            "{}",
+            record.condition
+        );
     }
 }

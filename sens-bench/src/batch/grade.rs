@@ -230,7 +230,9 @@ pub(super) fn grade(
         let lines = read_ledger(ledger).map_err(Stop::infra)?;
         record.hooks = hook_counts(&lines);
         count_acceptance(input.dir, &mut record.hooks).map_err(Stop::infra)?;
-        record.outcomes = OutcomeCounts::of(&classify(&lines));
+        let decisions = classify(&lines);
+        record.outcomes = OutcomeCounts::of(&decisions, false);
+        record.note_outcomes = OutcomeCounts::of(&decisions, true);
         record.tool_calls = tool_calls(&lines);
     } else {
         record.hooks = HookCounts::default();

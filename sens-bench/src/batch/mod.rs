@@ -451,6 +451,7 @@ impl BatchFolder {
             duration_s: 0.0,
             hooks: HookCounts::default(),
             outcomes: Default::default(),
+            note_outcomes: Default::default(),
             tool_calls: BTreeMap::new(),
             integrity: Integrity::default(),
             agent: self.agent_info.clone(),

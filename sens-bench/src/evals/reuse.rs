@@ -23,8 +23,8 @@
 //! (no `file`, `code` or `expected`). Figures per set (all, tuning, held out) and
 //! per language: over re-implementations, hit@1 and hit@3 (a note whose first,
 //! or first three, candidates hold an expected unit), MRR (of the first expected
-//! candidate, 0 without a note) and the first candidate right whatever the
-//! decision; over new units, the false notes. The tuning set's figures are also
+//! candidate, 0 without a note), the first candidate right whatever the
+//! decision, and an expected unit among the Stop reviewer's candidates; over new units, the false notes. The tuning set's figures are also
 //! printed with the threshold at other values, and each project's time of one
 //! write's lookups (p50 and max, index resident, every vector made).
 
@@ -107,6 +107,9 @@ pub struct Figures {
     pub mrr: f64,
     /// The first candidate is expected, whatever the decision.
     pub ranked_first: usize,
+    /// An expected unit is among the Stop reviewer's candidates
+    /// ([`reuse::REVIEW_CANDIDATES`]), whatever the decision.
+    pub reviewer: usize,
     pub new_units: usize,
     pub false_notes: usize,
     /// The agent's note (`decision::notes`, whatever the threshold): it names
@@ -127,6 +130,7 @@ pub fn figures<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>, threshold: f
             f.hit_at_1 += usize::from(o.hit(1, threshold));
             f.hit_at_3 += usize::from(o.hit(3, threshold));
             f.ranked_first += usize::from(o.rank == Some(1));
+            f.reviewer += usize::from(o.rank.is_some_and(|r| r <= reuse::REVIEW_CANDIDATES));
             if o.noted(threshold) {
                 reciprocal += o.rank.map_or(0.0, |r| 1.0 / r as f64);
             }
@@ -409,13 +413,14 @@ fn table(r: &Report) -> String {
     // A set without cases (a file all held out) has no row.
     for (label, f) in rows.filter(|(_, f)| f.reimplementations + f.new_units > 0) {
         out.push_str(&format!(
-            "{label:<18} hit@1 {}/{}  hit@3 {}  MRR {:.2}  first always {}  false notes {}/{}  \
-             | note: right {}/{}  on new code {}/{}\n",
+            "{label:<18} hit@1 {}/{}  hit@3 {}  MRR {:.2}  first always {}  reviewer's {}  \
+             false notes {}/{}  | note: right {}/{}  on new code {}/{}\n",
             f.hit_at_1,
             f.reimplementations,
             f.hit_at_3,
             f.mrr,
             f.ranked_first,
+            f.reviewer,
             f.false_notes,
             f.new_units,
             f.note_hits,
@@ -491,6 +496,8 @@ mod tests {
             (f.reimplementations, f.hit_at_1, f.hit_at_3, f.ranked_first),
             (3, 1, 2, 2)
         );
+        // Every expected unit is among the reviewer's candidates, noted or not.
+        assert_eq!(f.reviewer, 3);
         // The third is silent: it counts 0 in the MRR.
         assert!((f.mrr - (1.0 + 0.5) / 3.0).abs() < 1e-12);
         assert_eq!((f.new_units, f.false_notes), (2, 1));

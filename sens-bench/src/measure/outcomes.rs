@@ -1,5 +1,5 @@
 //! Decision outcomes (docs/contract.md, "The viewer and decision outcomes"): for every
-//! denial and block of the engine, what the agent did next. The classes are defined on
+//! denial, block and re-implementation note of the engine, what the agent did next. The classes are defined on
 //! [`Outcome`]; the record carries their counts ([`OutcomeCounts`]) and the viewer shows
 //! each decision's class inline.
 //!
@@ -8,6 +8,7 @@
 //! the engine's verdict; the transcript adds nothing the classes need.
 
 use sens_engine::finding::Finding;
+use sens_engine::reuse::NOTE_RULE;
 use sens_engine::session::ledger::Verdict;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -70,12 +71,18 @@ pub struct OutcomeCounts {
 }
 
 impl OutcomeCounts {
-    pub fn of(outcomes: &[Decision]) -> Self {
+    /// The counts of the denials and blocks among `outcomes` (`notes: false`), or
+    /// of the re-implementation notes (`notes: true`).
+    pub fn of(outcomes: &[Decision], notes: bool) -> Self {
         let mut counts = OutcomeCounts::default();
-        for decision in outcomes {
+        for decision in outcomes.iter().filter(|d| d.note == notes) {
             counts.add(decision.outcome, 1);
         }
         counts
+    }
+
+    pub fn is_zero(&self) -> bool {
+        *self == OutcomeCounts::default()
     }
 
     pub fn add(&mut self, outcome: Outcome, n: u64) {
@@ -110,31 +117,44 @@ impl OutcomeCounts {
     }
 }
 
-/// One classified decision: the ledger line (`seq`) of the denial or block.
+/// One classified decision: the ledger line (`seq`) of the denial, block or
+/// re-implementation note.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decision {
     pub seq: u64,
     pub outcome: Outcome,
+    /// A re-implementation note (rule `reuse.note`), not a denial or a block:
+    /// counted apart, since the agent was told, not stopped.
+    pub note: bool,
 }
 
-/// Every denial and block of a ledger, classified.
+/// Every denial, block and re-implementation note of a ledger, classified.
 pub fn classify(lines: &[LedgerLine]) -> Vec<Decision> {
     lines
         .iter()
         .enumerate()
         .filter_map(|(i, line)| {
             let later = &lines[i + 1..];
-            let outcome = match (line.event.as_str(), line.verdict) {
-                ("PreToolUse", Verdict::Deny) => after_denial(line, later),
-                (_, Verdict::Block) => after_block(line, later),
+            let (outcome, note) = match (line.event.as_str(), line.verdict) {
+                ("PreToolUse", Verdict::Deny) => (after_denial(line, later), false),
+                (_, Verdict::Block) => (after_block(line, later), false),
+                ("PostToolUse", _) if notes(line).next().is_some() => {
+                    (after_note(line, later), true)
+                }
                 _ => return None,
             };
             Some(Decision {
                 seq: line.seq,
                 outcome,
+                note,
             })
         })
         .collect()
+}
+
+/// The re-implementation notes of a ledger line.
+fn notes(line: &LedgerLine) -> impl Iterator<Item = &Finding> {
+    line.findings.iter().filter(|f| f.rule == NOTE_RULE)
 }
 
 /// The text a tool call writes: a Write's content, an Edit's new string, a
@@ -232,6 +252,52 @@ fn after_denial(denied: &LedgerLine, later: &[LedgerLine]) -> Outcome {
             if calls || !holds {
                 return Outcome::Complied;
             }
+        }
+    }
+    Outcome::GaveUp
+}
+
+/// After a note at PostToolUse (the re-implementation landed): complied when the
+/// same agent's next write to the file calls the unit the note named or takes
+/// the new unit's definition out (a Write without it, an Edit replacing it);
+/// retried when that write puts the definition back without the call; worked
+/// around when the definition lands in another file; gave up when nothing
+/// addresses it.
+fn after_note(noted: &LedgerLine, later: &[LedgerLine]) -> Outcome {
+    let file = target_file(&noted.input);
+    let written = written_text(&noted.input);
+    let findings: Vec<&Finding> = notes(noted).collect();
+    let definitions: Vec<String> = findings
+        .iter()
+        .filter_map(|f| definition_line(&written, &f.new.name))
+        .collect();
+    let existing: Vec<String> = findings.iter().filter_map(|f| existing_name(f)).collect();
+    let holds = |text: &str| definitions.iter().any(|d| text.contains(d.as_str()));
+    // An Edit that deletes writes no text, and still addresses the note.
+    let touches = |l: &&LedgerLine| {
+        is_write(l) || (l.event == "PreToolUse" && target_file(&l.input).is_some())
+    };
+    for line in later.iter().filter(touches) {
+        let text = written_text(&line.input);
+        let target = target_file(&line.input);
+        if target.is_some() && target != file && holds(&text) {
+            return Outcome::WorkedAround;
+        }
+        if target != file || line.agent_id != noted.agent_id {
+            continue;
+        }
+        if existing.iter().any(|name| text.contains(name.as_str())) {
+            return Outcome::Complied;
+        }
+        let replaced = line.input["tool_input"]["old_string"]
+            .as_str()
+            .is_some_and(&holds);
+        let rewritten = line.input["tool_input"]["content"].is_string();
+        if holds(&text) {
+            return Outcome::Retried;
+        }
+        if replaced || rewritten {
+            return Outcome::Complied;
         }
     }
     Outcome::GaveUp
@@ -390,6 +456,61 @@ mod tests {
         assert_eq!(outcome_of(lines), [Outcome::GaveUp]);
     }
 
+    fn note_line(seq: u64, content: &str) -> LedgerLine {
+        let mut note = finding("src/main.py", "to_cents");
+        note["rule"] = json!(NOTE_RULE);
+        note["blocks"] = json!(false);
+        line(
+            seq,
+            "PostToolUse",
+            "context",
+            write("src/main.py", content),
+            vec![note],
+        )
+    }
+
+    fn edit(file: &str, old: &str, new: &str) -> Value {
+        json!({"cwd": CWD, "tool_input": {"file_path": format!("{CWD}/{file}"),
+               "old_string": old, "new_string": new}})
+    }
+
+    #[test]
+    fn a_note_is_classified_by_what_the_next_writes_do_with_the_definition() {
+        let noted = || note_line(2, COPY);
+        let next = |input| line(3, "PreToolUse", "allow", input, vec![]);
+        let calls = edit("src/main.py", COPY, "from util import parse_amount\n");
+        assert_eq!(outcome_of(vec![noted(), next(calls)]), [Outcome::Complied]);
+        let removed = edit("src/main.py", COPY, "");
+        assert_eq!(
+            outcome_of(vec![noted(), next(removed)]),
+            [Outcome::Complied]
+        );
+        // An edit elsewhere in the file leaves the re-implementation standing.
+        let elsewhere = edit("src/main.py", "x = 1", "x = 2");
+        assert_eq!(
+            outcome_of(vec![noted(), next(elsewhere)]),
+            [Outcome::GaveUp]
+        );
+        let again = write("src/main.py", &format!("{COPY}\nprint(to_cents('2'))\n"));
+        assert_eq!(outcome_of(vec![noted(), next(again)]), [Outcome::Retried]);
+        let moved = write("src/money.py", COPY);
+        assert_eq!(
+            outcome_of(vec![noted(), next(moved)]),
+            [Outcome::WorkedAround]
+        );
+        let decisions = classify(&[noted()]);
+        assert!(decisions[0].note && decisions[0].outcome == Outcome::GaveUp);
+        // Context without a note (a guard's, say) is no decision.
+        let plain = line(
+            2,
+            "PostToolUse",
+            "context",
+            write("src/main.py", COPY),
+            vec![],
+        );
+        assert!(classify(&[plain]).is_empty());
+    }
+
     #[test]
     fn blocks_are_classified_by_the_next_audit() {
         let block = |seq, verdict, file: &str| {
@@ -427,7 +548,7 @@ mod tests {
             ]),
             [Outcome::WorkedAround, Outcome::GaveUp]
         );
-        let counts = OutcomeCounts::of(&classify(&[block(1, "block", "src/main.py")]));
+        let counts = OutcomeCounts::of(&classify(&[block(1, "block", "src/main.py")]), false);
         assert_eq!(counts.gave_up, 1);
     }
 }

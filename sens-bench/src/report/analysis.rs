@@ -125,6 +125,8 @@ pub struct HookRow {
     pub counts: HookCounts,
     /// What the agent did after the condition's denials and blocks.
     pub outcomes: OutcomeCounts,
+    /// What the agent did after the condition's re-implementation notes.
+    pub note_outcomes: OutcomeCounts,
     /// Calls of the engine's query tools, per tool (see `RunRecord::tool_calls`).
     pub tool_calls: BTreeMap<String, u64>,
 }
@@ -288,11 +290,13 @@ pub fn hook_sums<'a>(records: impl Iterator<Item = &'a RunRecord>) -> Vec<HookRo
             runs: 0,
             counts: HookCounts::default(),
             outcomes: OutcomeCounts::default(),
+            note_outcomes: OutcomeCounts::default(),
             tool_calls: BTreeMap::new(),
         });
         row.runs += 1;
         row.counts.add(&run.hooks);
         row.outcomes.merge(&run.outcomes);
+        row.note_outcomes.merge(&run.note_outcomes);
         for (tool, n) in &run.tool_calls {
             *row.tool_calls.entry(tool.clone()).or_default() += n;
         }

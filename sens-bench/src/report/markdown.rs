@@ -268,6 +268,31 @@ fn hooks(out: &mut String, a: &Analysis) -> std::fmt::Result {
     if any_guards {
         head.push("guards (notes/blocks)");
     }
+    table(out, &head, &rows)?;
+    note_outcomes(out, a)
+}
+
+/// What the agent did after the re-implementation notes, per condition; only in
+/// a batch where a note was given.
+fn note_outcomes(out: &mut String, a: &Analysis) -> std::fmt::Result {
+    if a.hooks.iter().all(|h| h.note_outcomes.is_zero()) {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nAfter each re-implementation note (rule `reuse.note`), what the agent did:\n"
+    )?;
+    let rows: Vec<Vec<String>> = a
+        .hooks
+        .iter()
+        .map(|h| {
+            std::iter::once(h.condition.clone())
+                .chain(Outcome::ALL.map(|o| h.note_outcomes.get(o).to_string()))
+                .collect()
+        })
+        .collect();
+    let mut head = vec!["condition"];
+    head.extend(Outcome::ALL.map(Outcome::as_str));
     table(out, &head, &rows)
 }
 
