@@ -244,7 +244,7 @@ impl RunPage {
     }
 
     /// One ledger line: the event, the verdict, its findings, what the engine said,
-    /// and for a denial or block what the agent did next.
+    /// and for a denial, block or re-implementation note what the agent did next.
     fn decision(&self, i: usize) -> Markup {
         let line = &self.ledger[i];
         let verdict = serde_json::to_value(line.verdict)
