@@ -192,7 +192,8 @@ const EMPTY: u32 = u32::MAX;
 /// One slot: a key and its single unit id, or (an id with [`SPILLED`]) the
 /// index of its list in the side table. The key is two halves so that a slot
 /// is 12 bytes (four-byte aligned): the LSH table holds a slot per band per
-/// unit, the largest thing the index keeps (docs/caches.md, "Memory").
+/// unit, the largest thing the index keeps (docs/performance.md, "What the
+/// index keeps per unit").
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     key: [u32; 2],
