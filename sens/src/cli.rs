@@ -503,6 +503,10 @@ fn suggest(
     // The index alone: an engine would also keep large files' trees (parsing
     // them again) and read every file once more to stamp it, for a session this
     // command never has.
+    // The model loads while the index is read: each takes a core for about
+    // the same time (docs/experiments/suggestions.md, "A command-line
+    // suggestion's time").
+    std::thread::spawn(suggest::model::shared);
     let opts = WalkOptions::default();
     let index = Index::build_with_sources(dir, cfg.clone(), opts, None, cache.as_ref())?.0;
     // A command runs once: the model's background pass, in the foreground.

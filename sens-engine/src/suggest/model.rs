@@ -155,7 +155,7 @@ impl Model {
     /// The weights and vocabulary in `dir`.
     pub fn load(dir: &Path) -> Result<Self> {
         let path = dir.join(WEIGHTS_FILE);
-        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let bytes = map(&path)?;
         let weights =
             Weights::parse(&bytes).with_context(|| format!("weights {}", path.display()))?;
         let words = WordPiece::read(dir, weights.family.bounds())?;
@@ -293,6 +293,19 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
 
 /// What names the on-disk vectors: the engine build, the weights file's length
 /// and its header (every tensor's shape and place).
+/// The weights file mapped, not read: reading copied all of it (90 MB for
+/// MiniLM) into fresh pages before the parse copied it once more, most of a
+/// command-line suggestion's time (docs/experiments/suggestions.md, "A
+/// command-line suggestion's time").
+fn map(path: &Path) -> Result<memmap2::Mmap> {
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    // SAFETY: the map lives only while the weights are parsed into owned
+    // buffers. The setup writes the file once and nothing rewrites it; one
+    // truncated under the parse would end the process (SIGBUS), one rewritten
+    // in place would give wrong vectors until the next load.
+    unsafe { memmap2::Mmap::map(&file) }.with_context(|| format!("mapping {}", path.display()))
+}
+
 fn identity(weights: &[u8]) -> u64 {
     let header = SafeTensors::read_metadata(weights)
         .ok()
