@@ -189,6 +189,18 @@ impl<K: Hash + Eq> Buckets<K> {
 /// An unused slot's `id`: above every unit id and spill slot.
 const EMPTY: u32 = u32::MAX;
 
+/// Keys are hashes already, but a multiply spreads any pattern their bits have
+/// before the high bits pick the slot.
+fn spread(key: u64) -> u64 {
+    key.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// Where `key`'s probe starts in a table of `size` slots: its spread scaled to
+/// the size, so slots in home order are in spread order at every size.
+fn home_in(key: u64, size: usize) -> usize {
+    ((u128::from(spread(key)) * size as u128) >> 64) as usize
+}
+
 /// One slot: a key and its single unit id, or (an id with [`SPILLED`]) the
 /// index of its list in the side table. The key is two halves so that a slot
 /// is 12 bytes (four-byte aligned): the LSH table holds a slot per band per
@@ -242,12 +254,9 @@ impl KeyBuckets {
         self.slots.capacity() * size_of::<Slot>() + self.spill.heap_bytes()
     }
 
-    /// The slot where `key`'s probe starts; the table is not empty. Keys are
-    /// hashes already, but a multiply spreads any pattern their bits have
-    /// before the high bits pick the slot.
+    /// The slot where `key`'s probe starts; the table is not empty.
     fn home(&self, key: u64) -> usize {
-        let spread = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        ((u128::from(spread) * self.slots.len() as u128) >> 64) as usize
+        home_in(key, self.slots.len())
     }
 
     fn next(&self, i: usize) -> usize {
@@ -375,9 +384,53 @@ impl KeyBuckets {
     /// Gives back room reserved and not used: a table under half full is
     /// rehashed into one sized for its keys.
     pub fn shrink_to_fit(&mut self) {
-        if self.len * 2 < self.slots.len() {
-            self.resize(Self::size_for(self.len));
+        let size = Self::size_for(self.len);
+        if self.len * 2 < self.slots.len() && size < self.slots.len() {
+            self.shrink_in_place(size);
         }
+    }
+
+    /// Rehashes the keys into the first `size` slots of the table itself and
+    /// gives the rest back: a new table beside the old one would add the old
+    /// one to the build's peak (docs/experiments/scale.md, "2026-12-07: band
+    /// keys not kept, tables shrunk in place"). Sorted by home, each slot
+    /// takes its home or the place after the one before it, as linear probing
+    /// puts them; those pushed past the end are placed again, wrapping round.
+    fn shrink_in_place(&mut self, size: usize) {
+        debug_assert!(self.len < size && size < self.slots.len());
+        let mut n = 0;
+        for i in 0..self.slots.len() {
+            if self.slots[i].id != EMPTY {
+                self.slots.swap(n, i);
+                n += 1;
+            }
+        }
+        // Homes in a table of any size follow the spread hash's order.
+        self.slots[..n].sort_unstable_by_key(|slot| spread(slot.key()));
+        let mut places: Vec<u32> = Vec::with_capacity(n);
+        let mut after = 0;
+        for slot in &self.slots[..n] {
+            let place = home_in(slot.key(), size).max(after);
+            places.push(u32::try_from(place).expect("a table of fewer than 2^32 slots"));
+            after = place + 1;
+        }
+        let fits = places.partition_point(|&place| (place as usize) < size);
+        let wrapped = self.slots[fits..n].to_vec();
+        self.slots[fits..n].fill(FREE_SLOT);
+        // Places are increasing and never before their slots: moving the last
+        // first overwrites only slots already moved.
+        for (i, &place) in places[..fits].iter().enumerate().rev() {
+            let place = place as usize;
+            if place != i {
+                self.slots[place] = self.slots[i];
+                self.slots[i] = FREE_SLOT;
+            }
+        }
+        drop(places);
+        self.slots.truncate(size);
+        self.slots.shrink_to_fit();
+        self.len = fits;
+        wrapped.into_iter().for_each(|slot| self.place(slot));
     }
 
     /// The size that holds `keys` at [`GROWN_LOAD`].
@@ -388,13 +441,21 @@ impl KeyBuckets {
     /// Rehashes every key into a table of `size` slots (more than it holds).
     fn resize(&mut self, size: usize) {
         let old = std::mem::replace(&mut self.slots, vec![FREE_SLOT; size]);
-        for slot in old.into_iter().filter(|s| s.id != EMPTY) {
-            let mut i = self.home(slot.key());
-            while self.slots[i].id != EMPTY {
-                i = self.next(i);
-            }
-            self.slots[i] = slot;
+        self.len = 0;
+        old.into_iter()
+            .filter(|s| s.id != EMPTY)
+            .for_each(|slot| self.place(slot));
+    }
+
+    /// Puts an occupied slot of another table at the first free place from
+    /// its home; the table has room.
+    fn place(&mut self, slot: Slot) {
+        let mut i = self.home(slot.key());
+        while self.slots[i].id != EMPTY {
+            i = self.next(i);
         }
+        self.slots[i] = slot;
+        self.len += 1;
     }
 
     /// Every key with its unit ids.
@@ -481,6 +542,70 @@ mod tests {
             assert_eq!(table.iter().count(), model.len(), "step {step}");
         }
         assert!(table.slots.len() > 64, "the table never grew");
+    }
+
+    /// A table reserved far beyond its keys and shrunk in place holds the same
+    /// ids under every key, in far fewer slots, and goes on agreeing with a
+    /// map through more inserts and removals; half its keys have homes at
+    /// the table's end, so that placing them wraps round to its front.
+    #[test]
+    fn a_table_shrunk_in_place_keeps_every_key() {
+        use std::collections::BTreeMap;
+        // The multiplicative inverse of `spread`'s odd factor (Newton's method).
+        let factor: u64 = 0x9e37_79b9_7f4a_7c15;
+        let inverse = (0..6).fold(factor, |x, _| {
+            x.wrapping_mul(2u64.wrapping_sub(factor.wrapping_mul(x)))
+        });
+        let mut state = 11u64;
+        let mut rnd = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            crate::fingerprint::mix(state)
+        };
+        let mut table = KeyBuckets::default();
+        table.reserve(20_000);
+        let mut model: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+        for i in 0..3000u32 {
+            let key = match i % 2 {
+                0 => (u64::MAX - rnd() % 4096).wrapping_mul(inverse),
+                _ => rnd(),
+            };
+            for id in 0..=(rnd() % 3) as u32 {
+                table.insert(key, i * 4 + id);
+                model.entry(key).or_default().push(i * 4 + id);
+            }
+        }
+        let reserved = table.slots.len();
+        table.shrink_to_fit();
+        assert!(
+            table.slots.len() * 3 < reserved,
+            "{} of {reserved}",
+            table.slots.len()
+        );
+        let agrees = |table: &KeyBuckets, model: &BTreeMap<u64, Vec<u32>>| {
+            assert_eq!(table.iter().count(), model.len());
+            for (&key, ids) in model {
+                let mut got = table.get(key).to_vec();
+                got.sort_unstable();
+                let mut want = ids.clone();
+                want.sort_unstable();
+                assert_eq!(got, want, "key {key:x}");
+            }
+        };
+        agrees(&table, &model);
+        let wrapped = |table: &KeyBuckets| {
+            let homes = table.slots.iter().enumerate();
+            homes
+                .filter(|(i, s)| s.id != EMPTY && *i < table.home(s.key()))
+                .count()
+        };
+        assert!(wrapped(&table) > 0, "no key wrapped round");
+        let keys: Vec<u64> = model.keys().copied().collect();
+        for &key in keys.iter().step_by(3) {
+            for id in model.remove(&key).unwrap() {
+                table.remove(key, id);
+            }
+        }
+        agrees(&table, &model);
     }
 
     #[test]

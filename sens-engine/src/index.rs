@@ -5,6 +5,7 @@
 //! once in parallel (`build`), finding a unit's copies looks up buckets and never
 //! scans all units (`copies`), and its content is described for tests (`digest`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -169,12 +170,14 @@ impl Index {
         self.remove_file(&path);
         let mut ids = Vec::with_capacity(parsed.units.len());
         let mut units = parsed.units.into_iter().peekable();
-        while let Some(data) = units.next() {
+        while let Some(mut data) = units.next() {
             // The tables are far larger than the caches: announce the next
             // unit's slots so their misses overlap this unit's inserts.
             if let Some(next) = units.peek() {
-                self.prefetch_slots(next);
+                self.prefetch_slots(next, &next.bands);
             }
+            // Not kept: a lookup or removal recomputes them (`band_keys`).
+            let bands = std::mem::take(&mut data.bands);
             let id = self.alloc(Unit {
                 file: Arc::clone(&path),
                 data,
@@ -183,7 +186,7 @@ impl Index {
             if let Some(data) = unit {
                 self.exact.insert(data.exact, id);
                 self.renamed.insert(data.renamed, id);
-                for &key in data.bands.iter() {
+                for &key in bands.iter() {
                     self.lsh.insert(key, id);
                 }
                 if data.kind != UnitKind::Window {
@@ -205,11 +208,23 @@ impl Index {
         );
     }
 
-    /// A hint that `data`'s fingerprint and band slots will be written soon.
-    fn prefetch_slots(&self, data: &UnitData) {
+    /// A hint that `data`'s fingerprint and band slots will be read or written soon.
+    fn prefetch_slots(&self, data: &UnitData, bands: &[u64]) {
         self.exact.prefetch(data.exact);
         self.renamed.prefetch(data.renamed);
-        data.bands.iter().for_each(|&key| self.lsh.prefetch(key));
+        bands.iter().for_each(|&key| self.lsh.prefetch(key));
+    }
+
+    /// `data`'s LSH band keys: those it carries (a parse's units), else made
+    /// again from its shingles, as a unit the index holds keeps none: 160 bytes
+    /// a unit against one MinHash per lookup or removal (docs/performance.md,
+    /// "What the index keeps per unit").
+    pub fn band_keys<'a>(&self, data: &'a UnitData) -> Cow<'a, [u64]> {
+        if data.bands.is_empty() {
+            Cow::Owned(self.fp.minhash.band_keys(&data.shingles))
+        } else {
+            Cow::Borrowed(&data.bands)
+        }
     }
 
     /// Room for `units` more units in every table, each band key counted.
@@ -266,7 +281,7 @@ impl Index {
             let data = &unit.data;
             self.exact.remove(data.exact, id);
             self.renamed.remove(data.renamed, id);
-            for &key in data.bands.iter() {
+            for &key in self.band_keys(data).iter() {
                 self.lsh.remove(key, id);
             }
             if data.kind != UnitKind::Window {
@@ -317,5 +332,38 @@ impl Index {
             .iter()
             .map(|&(id, n)| (self.usages.name(id).into(), n))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit the index holds keeps no band keys, and those made again from
+    /// its shingles are the keys its parse gave, for every unit of a real
+    /// corpus; removing every file takes every key out of the LSH table.
+    #[test]
+    fn band_keys_are_not_kept_and_are_made_again_as_parsed() -> Result<()> {
+        let mut index = Index::new(RuleConfig::default())?;
+        let corpus = units::test_corpus()?;
+        let mut keys = Vec::new();
+        for (path, text) in &corpus {
+            let parsed = index.parse(path, text)?.expect("a known language");
+            index.update_file(path, text)?;
+            let entry = index.file(path).expect("indexed");
+            assert_eq!(entry.units.len(), parsed.units.len(), "{path}");
+            for (&id, fresh) in entry.units.iter().zip(&parsed.units) {
+                let held = &index.unit(id).expect("held").data;
+                assert!(held.bands.is_empty(), "{path}:{}", held.start_line);
+                assert_eq!(*index.band_keys(held), *fresh.bands, "{path}");
+                keys.extend_from_slice(&fresh.bands);
+            }
+        }
+        assert!(keys.iter().all(|&key| !index.lsh.get(key).is_empty()));
+        for (path, _) in &corpus {
+            assert!(index.remove_file(path), "{path}");
+        }
+        assert!(keys.iter().all(|&key| index.lsh.get(key).is_empty()));
+        Ok(())
     }
 }

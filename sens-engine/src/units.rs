@@ -55,7 +55,8 @@ pub struct UnitData {
     /// Shared with the index's probe table (one read per candidate).
     #[serde(with = "crate::shared_slice")]
     pub shingles: Arc<[u32]>,
-    /// LSH band keys of the shingles' MinHash signature.
+    /// LSH band keys of the shingles' MinHash signature. Empty in a unit the
+    /// index holds: `Index::band_keys` makes them again from the shingles.
     pub bands: Box<[u64]>,
     /// Band keys of the unit's tokens with one statement left out: the first
     /// [`LEAVE_OUT_BANDS`] bands' keys per statement of the size that

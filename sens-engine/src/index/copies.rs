@@ -75,9 +75,10 @@ impl Index {
         prefilter: Prefilter,
         scratch: &mut Scratch,
     ) -> Vec<CopyMatch> {
+        let bands = self.band_keys(data);
         // The leave-one-out keys only add candidates, confirmed like the others.
-        let keys = || data.bands.iter().chain(data.leave_one_out.iter()).copied();
-        self.prefetch_slots(data);
+        let keys = || bands.iter().chain(data.leave_one_out.iter()).copied();
+        self.prefetch_slots(data, &bands);
         data.leave_one_out
             .iter()
             .for_each(|&key| self.lsh.prefetch(key));
@@ -289,8 +290,8 @@ mod tests {
                 }
             }
         }
-        let mut near: Vec<UnitId> = data
-            .bands
+        let mut near: Vec<UnitId> = index
+            .band_keys(data)
             .iter()
             .chain(data.leave_one_out.iter())
             .flat_map(|&key| index.lsh.get(key).iter().copied())
@@ -370,7 +371,7 @@ mod tests {
             let Some(counts) = Counts::of(&unit.data.shingles) else {
                 continue;
             };
-            for &key in unit.data.bands.iter() {
+            for &key in index.band_keys(&unit.data).iter() {
                 for &id in index.lsh.get(key) {
                     let (m, whole) = Candidate::sizes(index.sizes[id as usize]);
                     let whole = whole && unit.data.kind != UnitKind::Window;
