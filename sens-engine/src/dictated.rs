@@ -207,14 +207,18 @@ fn implemented_trait(unit: &UnitData) -> Option<&str> {
     Some(path.rsplit("::").next().unwrap_or(path))
 }
 
-/// Two impls of different traits (`Display` and `Debug` of one type), or a
-/// near match between impls of one trait or the methods implementing it (an
-/// impl block holding another impl's method): the trait dictates their
-/// signatures. The same body under another impl is a renamed copy and stays
-/// one.
+/// Two impls of different traits (`Display` and `Debug` of one type) or their
+/// methods (the two `fmt`s), or a near match between impls of one trait or
+/// the methods implementing it (an impl block holding another impl's method):
+/// the trait dictates their signatures. The same body under another impl of
+/// the same trait is a renamed copy and stays one.
 fn same_protocol(new: &UnitData, existing: &UnitData, kind: CopyKind) -> bool {
     if let (Some(a), Some(b)) = (implemented_trait(new), implemented_trait(existing)) {
         return a != b || kind == CopyKind::Near;
+    }
+    let (a, b) = (new.facts.protocol, existing.facts.protocol);
+    if a != 0 && b != 0 && a != b {
+        return true;
     }
     let implements = |u: &UnitData| u.facts.implements || implemented_trait(u).is_some();
     kind == CopyKind::Near && implements(new) && implements(existing)

@@ -146,8 +146,9 @@ fn is_trivial(unit: &UnitData, kind: CopyKind, cfg: &RuleConfig) -> bool {
 
 /// The match to report: the strongest kind, then the highest similarity, then
 /// one of the same kind, then one of the same name, then a function or class
-/// over a window, then the most used.
-fn best_match<'a>(
+/// over a window, then the most used. It alone decides whether the unit
+/// denies.
+pub fn best_match<'a>(
     index: &'a Index,
     unit: &UnitData,
     matches: &[CopyMatch],

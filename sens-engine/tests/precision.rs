@@ -125,6 +125,8 @@ impl std::fmt::Display for Failure {
             Kind::Timeout(after) => write!(f, "gave up after {} seconds", after),
             Kind::Refused(host) => write!(f, "connection to {} was refused", host),
             Kind::Closed => write!(f, "the peer closed the connection"),
+            Kind::Reset(code) => write!(f, "the peer reset the stream with code {}", code),
+            Kind::Tls(reason) => write!(f, "the handshake failed: {}", reason),
         }
     }
 }
@@ -133,7 +135,18 @@ impl std::fmt::Display for Failure {
         .replace("Display", "Debug")
         .replace("gave up after {} seconds", "Failure::Timeout({:?})")
         .replace("connection to {} was refused", "Failure::Refused({:?})")
-        .replace("the peer closed the connection", "Failure::Closed");
+        .replace("the peer closed the connection", "Failure::Closed")
+        .replace(
+            "the peer reset the stream with code {}",
+            "Failure::Reset({:?})",
+        )
+        .replace("the handshake failed: {}", "Failure::Tls({:?})");
+    // Each `fmt` is long enough to deny on its own: the methods of the two
+    // traits are judged as the impls are.
+    let index = Index::new(RuleConfig::default()).unwrap();
+    let parsed = index.parse("src/debug.rs", &debug).unwrap().unwrap();
+    let fmt = parsed.units.iter().find(|u| u.name == "fmt").unwrap();
+    assert!(fmt.tokens as usize >= RuleConfig::default().floor);
     assert_eq!(
         strongest("src/display.rs", display, "src/debug.rs", &debug),
         Some(CopyKind::Renamed)

@@ -2,9 +2,9 @@
 //! (`docs/precision.md`): of the groups the rules would deny, the share that
 //! are real copies, per language and kind, at each threshold of the sweep. A
 //! group is judged as a write: member `b` is the new unit, member `a` stands in
-//! the project, and every match of `b` or a unit inside it with `a` or a unit
-//! inside it goes through the blocking decision of a write (`rules::may_block`
-//! and `rules::blocks`).
+//! the project, and `b` and every unit inside it are judged by their best match
+//! with `a` or a unit inside it, through the decision of a write
+//! (`rules::may_block`, `rules::best_match` and `rules::blocks`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -169,26 +169,34 @@ pub fn measure(labels: &Path, projects: &Path, thresholds: &[f64]) -> Result<Pre
                 .with_context(|| format!("cannot read {}", root.join(&*b.file).display()))?;
             let may_block = rules::may_block(&b.file, &text);
             // As a write of `b` would be judged: `b` and every unit inside it,
-            // each against `a` and the units inside `a`.
+            // each against `a` and the units inside `a`, each unit by its
+            // best match (`rules::best_match`).
             let index = &index;
-            let pairs: Vec<(&Unit, CopyMatch, &Unit)> = nested(index, b)
-                .flat_map(|new| {
-                    index
-                        .copies(&new.data, |_, old| !inside(old, a) || overlaps(old, b))
-                        .into_iter()
-                        .filter_map(move |m| Some((new, m, index.unit(m.id)?)))
+            let found: Vec<(&Unit, Vec<CopyMatch>)> = nested(index, b)
+                .map(|new| {
+                    let outside_a = |_: UnitId, old: &Unit| !inside(old, a) || overlaps(old, b);
+                    (new, index.copies(&new.data, outside_a))
                 })
                 .collect();
             let verdicts = configs
                 .iter()
                 .map(|cfg| {
-                    let judged: Vec<(CopyKind, bool, [u32; 2])> = pairs
+                    let judged: Vec<(CopyKind, bool, [u32; 2])> = found
                         .iter()
-                        .filter(|(new, m, old)| confirmed(cfg, new, m, old))
-                        .map(|&(new, m, old)| {
+                        .filter_map(|(new, matches)| {
+                            let kept: Vec<CopyMatch> = matches
+                                .iter()
+                                .filter(|m| {
+                                    index
+                                        .unit(m.id)
+                                        .is_some_and(|old| confirmed(cfg, new, m, old))
+                                })
+                                .copied()
+                                .collect();
+                            let (m, old) = rules::best_match(index, &new.data, &kept)?;
                             let blocks =
                                 may_block && rules::blocks(cfg, &text, &new.data, m.kind, old);
-                            (m.kind, blocks, [new.data.start_line, old.data.start_line])
+                            Some((m.kind, blocks, [new.data.start_line, old.data.start_line]))
                         })
                         .collect();
                     // A denial if any denies, else the strongest match as a hint.

@@ -39,6 +39,11 @@ pub struct UnitFacts {
     /// clear for the others (parameters, locals, types): a copy keeps the first
     /// and a renaming copy changes the second (`dictated::names_by_role`).
     pub names: Box<[u16]>,
+    /// The trait a method implements (`fmt` in `impl Display for T`), its name
+    /// without path and type arguments hashed to 16 bits (never 0); 0 for any
+    /// other unit. Methods of different traits have the shape each trait
+    /// dictates (`dictated::same_protocol`).
+    pub protocol: u16,
 }
 
 /// The facts of the unit `node`, the path's node at `depth`, inside the unit
@@ -100,7 +105,7 @@ pub(super) fn facts(
     // Kept whole until its words are counted (`finish`), then truncated.
     let doc = doc.join(" ");
     let decorators = decorators.join(" ");
-    let in_trait_impl = owner.is_some_and(|o| o.child_by_field_name("trait").is_some());
+    let implemented = owner.and_then(|o| o.child_by_field_name("trait"));
     UnitFacts {
         exported: signature.starts_with("pub ")
             || signature.starts_with("public ")
@@ -108,7 +113,7 @@ pub(super) fn facts(
             || declaration_statement(ancestors)
                 .is_some_and(|d| ancestors[d].kind() == "export_statement")
             || (lang.name() == "go" && name.starts_with(|c: char| c.is_uppercase())),
-        implements: in_trait_impl
+        implements: implemented.is_some()
             || node.kind() == "function_signature_item"
             || signature.split_whitespace().any(|w| w == "override")
             || decorators.contains("Override"),
@@ -119,7 +124,16 @@ pub(super) fn facts(
         terms: Terms::default(),
         strings: Box::default(),
         names: Box::default(),
+        protocol: implemented.map_or(0, |t| protocol(&source[t.byte_range()])),
     }
+}
+
+/// A trait's [`UnitFacts::protocol`]: `fmt::Display` and `Display` are one
+/// trait, `From<u8>` and `From<u16>` too.
+fn protocol(path: &str) -> u16 {
+    let path = path.split('<').next().unwrap_or(path);
+    let name = path.rsplit("::").next().unwrap_or(path).trim();
+    (hash_text(name) as u16).max(1)
 }
 
 /// JS/TS: the statement that declares the unit, `export function f`, `export const
