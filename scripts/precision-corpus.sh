@@ -44,4 +44,7 @@ npm_src rxjs 7.8.1 rxjs src
 npm_src luxon 3.5.0 luxon src
 npm_src three 0.169.0 three src
 npm_src @tanstack/query-core 5.59.0 query-core src
-echo "projects in $out: tokio regex-automata rich click jinja2 pygments rxjs luxon three query-core"
+wheel werkzeug 3.0.3 werkzeug
+wheel httpx 0.27.0 httpx
+wheel marshmallow 3.21.3 marshmallow
+echo "projects in $out: tokio regex-automata rich click jinja2 pygments rxjs luxon three query-core werkzeug httpx marshmallow"
