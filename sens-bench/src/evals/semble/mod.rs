@@ -57,6 +57,10 @@ pub struct Options {
     /// coherence; `Steps::NAMES`), to measure what each adds.
     #[arg(long, value_delimiter = ',')]
     pub without: Vec<String>,
+    /// Rank the shipped list with these parts (or none) instead of the engine's
+    /// (`Steps::SHIPPED`), as `suggest-eval --steps` does: which parts to ship.
+    #[arg(long, value_delimiter = ',')]
+    pub shipped_steps: Option<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -89,6 +93,10 @@ struct Summary {
 pub fn run(opts: &Options) -> Result<ExitCode> {
     let listing = annotations::load_repos(&opts.dir.join("repos.toml"))?;
     let steps = Steps::ALL.without(&opts.without)?;
+    let shipped_steps = match &opts.shipped_steps {
+        Some(names) => Steps::NONE.with(names)?,
+        None => Steps::SHIPPED,
+    };
     let model = if opts.words_only {
         None
     } else {
@@ -122,7 +130,11 @@ pub fn run(opts: &Options) -> Result<ExitCode> {
         }
         let file = opts.dir.join("annotations").join(format!("{name}.json"));
         let queries = annotations::load_queries(&file)?;
-        let ranker = Ranker { model, steps };
+        let ranker = Ranker {
+            model,
+            steps,
+            shipped_steps,
+        };
         results.push(eval_repo(
             name, repo, &root, &queries, ranker, &store, opts,
         )?);
@@ -173,7 +185,13 @@ fn eval_repo(
         times.push(start.elapsed().as_secs_f64() * 1000.0);
         let ranked = files_in_rank_order(deep.items.iter().map(|r| r.suggestion.file.as_str()));
         let score = ndcg(&ranked, &q.targets, indexed);
-        let shown = suggest::rank_with(index, &q.query, ranker.model);
+        let shown = suggest::rank_deep(
+            index,
+            &q.query,
+            ranker.model,
+            suggest::MAX_SUGGESTIONS,
+            ranker.shipped_steps,
+        );
         let shipped = if shown.silent {
             0.0
         } else {
@@ -217,6 +235,8 @@ fn eval_repo(
 struct Ranker<'m> {
     model: Option<&'m Model>,
     steps: Steps,
+    /// The parts the shipped list ranks with.
+    shipped_steps: Steps,
 }
 
 impl Ranker<'_> {
