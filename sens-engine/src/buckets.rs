@@ -378,7 +378,7 @@ impl KeyBuckets {
         if needed * MAX_LOAD.1 <= self.slots.len() * MAX_LOAD.0 {
             return;
         }
-        self.resize(Self::size_for(needed).max(self.slots.len() * 3 / 2));
+        self.rehash_in_place(Self::size_for(needed).max(self.slots.len() * 3 / 2));
     }
 
     /// Gives back room reserved and not used: a table under half full is
@@ -386,18 +386,23 @@ impl KeyBuckets {
     pub fn shrink_to_fit(&mut self) {
         let size = Self::size_for(self.len);
         if self.len * 2 < self.slots.len() && size < self.slots.len() {
-            self.shrink_in_place(size);
+            self.rehash_in_place(size);
         }
     }
 
-    /// Rehashes the keys into the first `size` slots of the table itself and
-    /// gives the rest back: a new table beside the old one would add the old
-    /// one to the build's peak (docs/experiments/scale.md, "2026-12-07: band
-    /// keys not kept, tables shrunk in place"). Sorted by home, each slot
+    /// Rehashes the keys into `size` slots of the table itself, grown in place
+    /// or its end given back: a new table beside the old one would add the
+    /// old one to the build's peak (docs/experiments/scale.md, "2026-12-07:
+    /// band keys not kept, tables shrunk in place"). Sorted by home, each slot
     /// takes its home or the place after the one before it, as linear probing
     /// puts them; those pushed past the end are placed again, wrapping round.
-    fn shrink_in_place(&mut self, size: usize) {
-        debug_assert!(self.len < size && size < self.slots.len());
+    fn rehash_in_place(&mut self, size: usize) {
+        debug_assert!(self.len < size);
+        if size > self.slots.len() {
+            // Exactly: a large table's growth is a remap, not a copy.
+            self.slots.reserve_exact(size - self.slots.len());
+            self.slots.resize(size, FREE_SLOT);
+        }
         let mut n = 0;
         for i in 0..self.slots.len() {
             if self.slots[i].id != EMPTY {
@@ -438,17 +443,8 @@ impl KeyBuckets {
         (keys * GROWN_LOAD.1 / GROWN_LOAD.0 + 1).max(8)
     }
 
-    /// Rehashes every key into a table of `size` slots (more than it holds).
-    fn resize(&mut self, size: usize) {
-        let old = std::mem::replace(&mut self.slots, vec![FREE_SLOT; size]);
-        self.len = 0;
-        old.into_iter()
-            .filter(|s| s.id != EMPTY)
-            .for_each(|slot| self.place(slot));
-    }
-
-    /// Puts an occupied slot of another table at the first free place from
-    /// its home; the table has room.
+    /// Puts an occupied slot at the first free place from its home; the table
+    /// has room.
     fn place(&mut self, slot: Slot) {
         let mut i = self.home(slot.key());
         while self.slots[i].id != EMPTY {
