@@ -18,11 +18,17 @@ use rustc_hash::FxHashMap;
 
 /// Marks a table value as an index into the side table instead of a unit id.
 const SPILLED: u32 = 1 << 31;
+/// Marks a side table index as one of its pairs instead of one of its lists.
+const PAIR: u32 = 1 << 30;
 
-/// The side table of both multimaps: the lists of keys with several values,
-/// emptied lists' places reused.
+/// The side table of both multimaps: the values of keys with several, two in
+/// a pair held in place (most keys with several have two: a list would cost
+/// its header and an allocation of its own), more in a list; emptied places
+/// reused.
 #[derive(Debug, Clone)]
 struct Spill<T> {
+    pairs: Vec<[T; 2]>,
+    free_pairs: Vec<u32>,
     lists: Vec<Vec<T>>,
     free: Vec<u32>,
 }
@@ -30,52 +36,79 @@ struct Spill<T> {
 impl<T> Default for Spill<T> {
     fn default() -> Self {
         Self {
+            pairs: Vec::new(),
+            free_pairs: Vec::new(),
             lists: Vec::new(),
             free: Vec::new(),
         }
     }
 }
 
-impl<T> Spill<T> {
-    /// Bytes its lists hold (the `footprint`'s tables).
+/// The place a value goes: a freed one, or a new one at the end of `items`.
+fn reuse<I>(items: &mut Vec<I>, free: &mut Vec<u32>, item: I) -> u32 {
+    match free.pop() {
+        Some(index) => {
+            items[index as usize] = item;
+            index
+        }
+        None => {
+            items.push(item);
+            let index = u32::try_from(items.len() - 1).unwrap_or(u32::MAX);
+            assert!(index < PAIR - 1, "more than 2^30 keys with several units");
+            index
+        }
+    }
+}
+
+impl<T: Copy> Spill<T> {
+    /// Bytes its pairs and lists hold (the `footprint`'s tables).
     fn heap_bytes(&self) -> usize {
-        self.lists.capacity() * size_of::<Vec<T>>()
+        self.pairs.capacity() * size_of::<[T; 2]>()
+            + self.lists.capacity() * size_of::<Vec<T>>()
             + self
                 .lists
                 .iter()
                 .map(|list| list.capacity() * size_of::<T>())
                 .sum::<usize>()
-            + self.free.capacity() * size_of::<u32>()
+            + (self.free.capacity() + self.free_pairs.capacity()) * size_of::<u32>()
     }
 
     /// Keeps the two values of a key that had one; returns the table value
     /// that points at them.
     fn open(&mut self, first: T, second: T) -> u32 {
-        let list = vec![first, second];
-        let index = match self.free.pop() {
-            Some(index) => {
-                self.lists[index as usize] = list;
-                index
-            }
-            None => {
-                self.lists.push(list);
-                u32::try_from(self.lists.len() - 1).unwrap_or(u32::MAX) & !SPILLED
-            }
-        };
-        index | SPILLED
+        reuse(&mut self.pairs, &mut self.free_pairs, [first, second]) | PAIR | SPILLED
     }
 
-    fn push(&mut self, value: u32, item: T) {
-        if let Some(list) = self.lists.get_mut((value & !SPILLED) as usize) {
-            list.push(item);
+    /// Adds `item` to the values `value` points at; returns the table value
+    /// that points at them now (a pair grows into a list).
+    fn push(&mut self, value: u32, item: T) -> u32 {
+        let index = value & !(SPILLED | PAIR);
+        if value & PAIR == 0 {
+            if let Some(list) = self.lists.get_mut(index as usize) {
+                list.push(item);
+            }
+            return value;
         }
+        let [a, b] = self.pairs[index as usize];
+        self.free_pairs.push(index);
+        reuse(&mut self.lists, &mut self.free, vec![a, b, item]) | SPILLED
     }
 
-    /// Drops the first item `is` picks from the list `value` points at; when
-    /// one item is left, frees the list and returns that item, to be held
-    /// inline again.
+    /// Drops the first item `is` picks from the values `value` points at;
+    /// when one item is left, frees their place and returns that item, to be
+    /// held inline again.
     fn remove(&mut self, value: u32, is: impl Fn(&T) -> bool) -> Option<T> {
-        let index = value & !SPILLED;
+        let index = value & !(SPILLED | PAIR);
+        if value & PAIR != 0 {
+            let [a, b] = *self.pairs.get(index as usize)?;
+            let last = match (is(&a), is(&b)) {
+                (true, _) => b,
+                (_, true) => a,
+                _ => return None,
+            };
+            self.free_pairs.push(index);
+            return Some(last);
+        }
         let list = self.lists.get_mut(index as usize)?;
         if let Some(pos) = list.iter().position(is) {
             list.swap_remove(pos);
@@ -84,13 +117,19 @@ impl<T> Spill<T> {
             return None;
         }
         self.free.push(index);
-        list.pop()
+        let last = list.pop();
+        // Its room is given back, not kept until a list takes its place.
+        *list = Vec::new();
+        last
     }
 
     fn get(&self, value: u32) -> &[T] {
-        self.lists
-            .get((value & !SPILLED) as usize)
-            .map_or(&[], Vec::as_slice)
+        let index = (value & !(SPILLED | PAIR)) as usize;
+        if value & PAIR != 0 {
+            self.pairs.get(index).map_or(&[], |pair| pair.as_slice())
+        } else {
+            self.lists.get(index).map_or(&[], Vec::as_slice)
+        }
     }
 }
 
@@ -128,7 +167,7 @@ impl<K: Hash + Eq> Buckets<K> {
                 self.map.insert(key, id);
             }
             Some(value) if *value & SPILLED == 0 => *value = self.spill.open(*value, id),
-            Some(value) => self.spill.push(*value, id),
+            Some(value) => *value = self.spill.push(*value, id),
         }
     }
 
@@ -309,7 +348,7 @@ impl KeyBuckets {
         }
         let held = self.slots[i].id;
         if held & SPILLED != 0 {
-            self.spill.push(held, id);
+            self.slots[i].id = self.spill.push(held, id);
             return;
         }
         self.slots[i].id = self.spill.open(held, id);
@@ -381,11 +420,12 @@ impl KeyBuckets {
         self.rehash_in_place(Self::size_for(needed).max(self.slots.len() * 3 / 2));
     }
 
-    /// Gives back room reserved and not used: a table under half full is
-    /// rehashed into one sized for its keys.
+    /// Gives back room reserved and not used: a table emptier than
+    /// [`GROWN_LOAD`] is rehashed into the size that holds its keys at that
+    /// load (in place, so it costs a sort, not memory).
     pub fn shrink_to_fit(&mut self) {
         let size = Self::size_for(self.len);
-        if self.len * 2 < self.slots.len() && size < self.slots.len() {
+        if size < self.slots.len() {
             self.rehash_in_place(size);
         }
     }
@@ -494,14 +534,22 @@ mod tests {
         assert_eq!(ids, [2, 3]);
         b.remove(&7, 3);
         assert_eq!(b.get(&7), [2]);
-        // The freed side slot is reused.
+        // Two values are a pair, a third makes a list; freed places are reused.
         b.insert(8, 4);
         b.insert(8, 5);
-        assert_eq!(b.spill.lists.len(), 1);
+        assert_eq!(b.get(&8), [4, 5]);
+        assert_eq!((b.spill.pairs.len(), b.spill.lists.len()), (1, 1));
+        b.insert(8, 6);
+        assert_eq!(b.get(&8), [4, 5, 6]);
+        b.insert(9, 7);
+        b.insert(9, 8);
+        assert_eq!((b.spill.pairs.len(), b.spill.lists.len()), (1, 1));
+        b.remove(&9, 8);
+        assert_eq!(b.get(&9), [7]);
         b.remove(&7, 2);
         assert!(b.get(&7).is_empty());
-        assert_eq!(b.iter().count(), 1);
-        b.remove(&9, 1);
+        assert_eq!(b.iter().count(), 2);
+        b.remove(&10, 1);
     }
 
     /// Random inserts and removals over keys whose homes collide (a small
