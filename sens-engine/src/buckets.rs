@@ -1,6 +1,6 @@
 //! Compact multimaps from keys to unit ids. Most keys hold one unit: the id is
 //! stored in the table itself, so a lookup is one memory access. Keys with
-//! several units point into a side table of lists.
+//! several units point into a side table of pairs and lists.
 //!
 //! [`Buckets`] (any key: the symbol table) is a hash map. [`KeyBuckets`] (the
 //! fingerprint and LSH tables, whose keys are already uniform 64-bit hashes) is
