@@ -11,7 +11,7 @@
 
 use crate::index::CopyKind;
 use crate::terms::Field;
-use crate::units::{UnitData, UnitKind};
+use crate::units::{UnitData, UnitKind, trait_name};
 use crate::words::word_hashes;
 
 /// The share of body words (identifiers and string words, with repeats) two
@@ -202,9 +202,7 @@ fn implemented_trait(unit: &UnitData) -> Option<&str> {
         return None;
     }
     let (head, _) = unit.signature.split_once(" for ")?;
-    let path = head.split_whitespace().last()?;
-    let path = path.split('<').next()?;
-    Some(path.rsplit("::").next().unwrap_or(path))
+    Some(trait_name(head.split_whitespace().last()?))
 }
 
 /// Two impls of different traits (`Display` and `Debug` of one type) or their

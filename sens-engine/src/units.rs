@@ -20,6 +20,7 @@ use std::sync::Arc;
 use tree_sitter::Tree;
 
 pub use facts::UnitFacts;
+pub(crate) use facts::trait_name;
 use fingerprints::finish;
 pub use fingerprints::{Fingerprinter, LEAVE_OUT_BANDS, LEAVE_OUT_MAX, LEAVE_OUT_MIN};
 pub use parse::{DEFAULT_PARSE_BUDGET, OverBudget, changed_range, parse_tree, reparse};

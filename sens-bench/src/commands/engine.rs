@@ -82,10 +82,7 @@ pub fn run(args: EngineArgs) -> Result<ExitCode> {
             cold,
             steps,
         } => {
-            let steps = match steps {
-                Some(names) => Steps::NONE.with(&names)?,
-                None => Steps::SHIPPED,
-            };
+            let steps = Steps::named_or_shipped(steps.as_deref())?;
             crate::evals::suggest::run(&cases, json, cold, steps)
         }
         EngineCommand::SembleEval(options) => crate::evals::semble::run(&options),

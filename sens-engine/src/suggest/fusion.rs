@@ -64,6 +64,12 @@ impl Steps {
         self.set(names, true)
     }
 
+    /// The named parts alone, or the shipped ones when none are named: what an
+    /// evaluation's `--steps` option chooses.
+    pub fn named_or_shipped(names: Option<&[String]>) -> anyhow::Result<Steps> {
+        names.map_or(Ok(Steps::SHIPPED), |names| Steps::NONE.with(names))
+    }
+
     fn set(mut self, names: &[String], on: bool) -> anyhow::Result<Steps> {
         for n in names {
             match n.as_str() {

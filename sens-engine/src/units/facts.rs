@@ -131,9 +131,14 @@ pub(super) fn facts(
 /// A trait's [`UnitFacts::protocol`]: `fmt::Display` and `Display` are one
 /// trait, `From<u8>` and `From<u16>` too.
 fn protocol(path: &str) -> u16 {
+    (hash_text(trait_name(path)) as u16).max(1)
+}
+
+/// A trait's name without its path and type arguments (`fmt::Display` ->
+/// `Display`, `From<u8>` -> `From`): what tells two traits apart.
+pub(crate) fn trait_name(path: &str) -> &str {
     let path = path.split('<').next().unwrap_or(path);
-    let name = path.rsplit("::").next().unwrap_or(path).trim();
-    (hash_text(name) as u16).max(1)
+    path.rsplit("::").next().unwrap_or(path).trim()
 }
 
 /// JS/TS: the statement that declares the unit, `export function f`, `export const

@@ -93,10 +93,7 @@ struct Summary {
 pub fn run(opts: &Options) -> Result<ExitCode> {
     let listing = annotations::load_repos(&opts.dir.join("repos.toml"))?;
     let steps = Steps::ALL.without(&opts.without)?;
-    let shipped_steps = match &opts.shipped_steps {
-        Some(names) => Steps::NONE.with(names)?,
-        None => Steps::SHIPPED,
-    };
+    let shipped_steps = Steps::named_or_shipped(opts.shipped_steps.as_deref())?;
     let model = if opts.words_only {
         None
     } else {
