@@ -47,4 +47,11 @@ npm_src @tanstack/query-core 5.59.0 query-core src
 wheel werkzeug 3.0.3 werkzeug
 wheel httpx 0.27.0 httpx
 wheel marshmallow 3.21.3 marshmallow
-echo "projects in $out: tokio regex-automata rich click jinja2 pygments rxjs luxon three query-core werkzeug httpx marshmallow"
+crate hyper 1.12.0
+npm_src @tanstack/table-core 8.20.5 table-core src
+npm_src ajv 8.17.1 ajv lib
+npm_src mobx 6.13.5 mobx src
+npm_src moment 2.30.1 moment src
+npm_src jquery 3.7.1 jquery src
+npm_src preact 10.24.3 preact src
+echo "projects in $out: tokio regex-automata rich click jinja2 pygments rxjs luxon three query-core werkzeug httpx marshmallow hyper table-core ajv mobx moment jquery preact"

@@ -4,7 +4,8 @@ labels: `engine dupes --json` of each project of scripts/precision-corpus.sh,
 then per project N groups (all when fewer), and every exact or renamed group
 not drawn (few, and the kinds that deny without a similarity), two members of
 each, printed with their text for a reviewer; then the same for the projects
-held out in round 5. Usage: precision-sample.py CORPUS DUPES_DIR."""
+held out in round 5, then for those held out in round 6. Usage:
+precision-sample.py CORPUS DUPES_DIR."""
 import json
 import random
 import sys
@@ -30,6 +31,17 @@ HELD_OUT = {
     "httpx": ("python", "0.27.0", 10),
     "marshmallow": ("python", "3.21.3", 6),
 }
+# Drawn in round 6 the same way, before that round's rules were measured on
+# them: projects of the languages round 5 held none out of.
+HELD_OUT_6 = {
+    "hyper": ("rust", "1.12.0", 15),
+    "table-core": ("typescript", "8.20.5", 7),
+    "ajv": ("typescript", "8.17.1", 9),
+    "mobx": ("typescript", "6.13.5", 3),
+    "moment": ("javascript", "2.30.1", 13),
+    "jquery": ("javascript", "3.7.1", 4),
+    "preact": ("javascript", "10.24.3", 1),
+}
 SEED = 44
 
 
@@ -43,7 +55,7 @@ def lines(corpus, project, unit, limit=28):
 
 
 def show(corpus, project, g, rng):
-    lang, version, _ = {**PROJECTS, **HELD_OUT}[project]
+    lang, version, _ = {**PROJECTS, **HELD_OUT, **HELD_OUT_6}[project]
     a, b = sorted(rng.sample(g["units"], 2), key=lambda u: (u["file"], u["line"]))
     record = {
         "project": project, "language": lang, "version": version,
@@ -78,6 +90,7 @@ def main():
     corpus, dupes = sys.argv[1], sys.argv[2]
     draw(corpus, dupes, PROJECTS)
     draw(corpus, dupes, HELD_OUT)
+    draw(corpus, dupes, HELD_OUT_6)
 
 
 main()
