@@ -404,3 +404,52 @@ fn a_unit_a_fraction_of_a_repetitive_ones_size_is_not_its_copy() {
     let found = findings("src/same.py", &same_size, "src/small.py", &small);
     assert!(denied(&found), "{found:#?}");
 }
+
+/// The keyword parameters every verb function of an HTTP client declares.
+const VERB_PARAMETERS: &str = "url: str, *, params: dict | None = None, \
+headers: dict | None = None, cookies: dict | None = None, auth: tuple | None = None, \
+proxy: str | None = None, follow_redirects: bool = False, verify: bool = True, \
+timeout: float = 5.0, trust_env: bool = True";
+
+const VERB_ARGUMENTS: &str = "url, params=params, headers=headers, cookies=cookies, \
+auth=auth, proxy=proxy, follow_redirects=follow_redirects, verify=verify, \
+timeout=timeout, trust_env=trust_env";
+
+/// One public function per HTTP verb, each forwarding its long keyword
+/// parameter list to `request` (httpx's `get` and `patch`, which sends a body
+/// too): they match on what they declare, and their bodies, one call each, say
+/// what they do. A function of the same signature whose body of logic is
+/// copied with a line changed is a copy.
+#[test]
+fn parallel_functions_whose_signatures_are_most_of_them_are_not_a_copy() {
+    let get =
+        format!("def get({VERB_PARAMETERS}):\n    return request(\"GET\", {VERB_ARGUMENTS})\n");
+    let patch = format!(
+        "def patch({VERB_PARAMETERS}, content: bytes | None = None, json: object = None):
+    return request(\"PATCH\", {VERB_ARGUMENTS}, content=content, json=json)\n"
+    );
+    assert_eq!(
+        strongest("api/get.py", &get, "api/patch.py", &patch),
+        Some(CopyKind::Near)
+    );
+    let found = findings("api/get.py", &get, "api/patch.py", &patch);
+    assert!(!found.is_empty() && !denied(&found), "{found:#?}");
+
+    let body =
+        "    client = Client(cookies=cookies, proxy=proxy, verify=verify, trust_env=trust_env)
+    for attempt in range(retries(timeout)):
+        response = client.request(\"GET\", url, params=params, headers=headers, auth=auth)
+        if response.status_code not in RETRIED:
+            break
+        client.sleep(backoff(attempt, follow_redirects))
+    client.close()
+    return response
+";
+    let original = format!("def fetch({VERB_PARAMETERS}):\n{body}");
+    let copied = format!(
+        "def fetch_again({VERB_PARAMETERS}):\n{}",
+        body.replace("client.close()", "client.shutdown(wait=True)")
+    );
+    let found = findings("api/fetch.py", &original, "api/again.py", &copied);
+    assert!(denied(&found), "{found:#?}");
+}

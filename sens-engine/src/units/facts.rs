@@ -44,6 +44,12 @@ pub struct UnitFacts {
     /// other unit. Methods of different traits have the shape each trait
     /// dictates (`dictated::same_protocol`).
     pub protocol: u16,
+    /// How many of its distinct shingles only its declaration holds (its
+    /// signature: parameter list, defaults, bounds; not its body); 0 for
+    /// windows. The rest are its body's, which a copy carries and a parallel
+    /// API with the same long parameter list does not
+    /// (`dictated::mostly_declared`).
+    pub declared: u16,
 }
 
 /// The facts of the unit `node`, the path's node at `depth`, inside the unit
@@ -124,6 +130,7 @@ pub(super) fn facts(
         terms: Terms::default(),
         strings: Box::default(),
         names: Box::default(),
+        declared: 0,
         protocol: implemented.map_or(0, |t| protocol(&source[t.byte_range()])),
     }
 }

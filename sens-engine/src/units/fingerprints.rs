@@ -116,6 +116,7 @@ pub(super) fn finish(
         strings.dedup();
         r.facts.strings = strings.into_boxed_slice();
         r.facts.names = names_by_role(toks);
+        r.facts.declared = declared(unit_windows, r.body_tok - r.tok_start);
         let bands = fp.minhash.band_keys(&shingles);
         units.push(UnitData {
             kind: r.kind,
@@ -147,6 +148,27 @@ pub(super) fn finish(
         identifiers,
         parse_errors,
     }
+}
+
+/// [`UnitFacts::declared`](super::UnitFacts::declared): how many of the
+/// unit's distinct shingles only windows starting before its body (`body`
+/// tokens in, of the unit's `windows`) hold.
+fn declared(windows: &[u32], body: usize) -> u16 {
+    let split = body.min(windows.len());
+    if split == 0 {
+        return 0;
+    }
+    // The declaration's few distinct windows, each looked up once per body
+    // window: no sorted copy of a long body.
+    let declaration = fingerprint::shingle_set(&windows[..split]);
+    let mut in_body = vec![false; declaration.len()];
+    for w in &windows[split..] {
+        if let Ok(i) = declaration.binary_search(w) {
+            in_body[i] = true;
+        }
+    }
+    let only_declared = in_body.iter().filter(|&&found| !found).count();
+    u16::try_from(only_declared).unwrap_or(u16::MAX)
 }
 
 /// The windows of a file's `windows` (by start position) that lie inside the
@@ -210,12 +232,12 @@ fn left_out_statements<'s>(
 mod tests {
     use anyhow::Context;
 
-    use super::{shingles_without, windows_within};
+    use super::{Fingerprinter, shingles_without, windows_within};
     use crate::config::RuleConfig;
     use crate::fingerprint;
     use crate::units::parse::{DEFAULT_PARSE_BUDGET, parse_tree};
-    use crate::units::test_corpus;
     use crate::units::walk::walk;
+    use crate::units::{UnitKind, parse_file, test_corpus};
 
     #[test]
     fn derived_shingles_equal_the_shingles_of_the_tokens() -> anyhow::Result<()> {
@@ -251,6 +273,62 @@ mod tests {
             }
         }
         assert!(checked > 1000, "only {checked} statements left out");
+        Ok(())
+    }
+
+    /// A function's body shingles (those its declaration alone does not
+    /// hold) are the same under a short and a long parameter list, in each
+    /// language's grammar, and the longer list declares more.
+    #[test]
+    fn a_body_is_counted_apart_from_its_declaration() -> anyhow::Result<()> {
+        let body_py = "    total = 0\n    for item in items:\n        total += weigh(item, scale)\n    return total\n";
+        let body_rs =
+            "{ let mut total = 0; for item in items { total += weigh(item, scale); } total }";
+        let body_ts = "{ let total = 0; for (const item of items) { total += weigh(item, scale); } return total; }";
+        let cases = [
+            (
+                "a.py",
+                format!("def f(items):\n{body_py}"),
+                format!(
+                    "def f(items, *, scale: float = 1.0, limit: int | None = None, strict: bool = False):\n{body_py}"
+                ),
+            ),
+            (
+                "a.rs",
+                format!("fn f(items: &[u32]) -> u32 {body_rs}"),
+                format!(
+                    "pub fn f<T>(items: &[T], scale: u32, limit: Option<usize>) -> u32 where T: Copy + Into<u32> {body_rs}"
+                ),
+            ),
+            (
+                "a.ts",
+                format!("function f(items) {body_ts}"),
+                format!(
+                    "export function f(items: Item[], scale: number = 1, limit?: number): number {body_ts}"
+                ),
+            ),
+        ];
+        let fp = Fingerprinter::new(&RuleConfig::default());
+        for (path, short, long) in cases {
+            let lang = crate::lang::for_path(path).context("no language")?;
+            let counts = |source: &str| -> anyhow::Result<(usize, usize)> {
+                let parsed = parse_file(lang, source, &fp)?;
+                let unit = parsed
+                    .units
+                    .iter()
+                    .find(|u| u.kind == UnitKind::Function)
+                    .context("no function")?;
+                let declared = usize::from(unit.facts.declared);
+                Ok((unit.shingles.len() - declared, declared))
+            };
+            let ((body_short, declared_short), (body_long, declared_long)) =
+                (counts(&short)?, counts(&long)?);
+            assert_eq!(body_short, body_long, "{path}");
+            assert!(
+                declared_long > declared_short,
+                "{path}: {declared_long} <= {declared_short}"
+            );
+        }
         Ok(())
     }
 }

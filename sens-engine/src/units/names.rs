@@ -130,18 +130,22 @@ fn child_name(node: Node) -> Option<Node> {
         .find_map(|child| child.child_by_field_name("name"))
 }
 
-/// The declaration up to the body: `body` field, else the first block child,
-/// else the first line.
-pub(super) fn signature(node: Node, lang: &Lang, source: &str) -> String {
-    let body_start = node
-        .child_by_field_name("body")
+/// Where a unit's body starts, in bytes: its `body` field, else its first
+/// block child. What comes before is its declaration.
+pub(super) fn body_start(node: Node, lang: &Lang) -> Option<usize> {
+    node.child_by_field_name("body")
         .map(|b| b.start_byte())
         .or_else(|| {
             let mut cursor = node.walk();
             node.named_children(&mut cursor)
                 .find(|c| lang.flags(c.kind_id()).contains(KindFlags::BLOCK))
                 .map(|b| b.start_byte())
-        });
+        })
+}
+
+/// The declaration up to the body ([`body_start`]), else the first line.
+pub(super) fn signature(node: Node, lang: &Lang, source: &str) -> String {
+    let body_start = body_start(node, lang);
     let text = &source[node.byte_range()];
     let head = match body_start {
         Some(end) if end > node.start_byte() => &source[node.start_byte()..end],

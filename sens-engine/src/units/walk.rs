@@ -11,7 +11,7 @@ use tree_sitter::{Node, Tree};
 
 use super::UnitKind;
 use super::facts::{UnitFacts, facts, is_docstring};
-use super::names::{signature, unit_name};
+use super::names::{body_start, signature, unit_name};
 use super::path::{Doc, Path, Siblings};
 use super::tokens::{is_implied_type, is_key, is_layout, is_name, is_shorthand_key, unindented};
 use crate::fingerprint::{self, Token, TokenClass};
@@ -45,6 +45,10 @@ struct Frame<'t> {
     touching: bool,
     /// Statements seen so far, for block frames.
     stmts: Vec<Stmt>,
+    /// For unit frames: where the body starts, in bytes, and once reached, in
+    /// tokens.
+    body: Option<usize>,
+    body_tok: Option<usize>,
 }
 
 /// What the walk collects besides tokens.
@@ -63,6 +67,9 @@ pub(super) struct RawUnit {
     pub(super) end_line: u32,
     pub(super) tok_start: usize,
     pub(super) tok_end: usize,
+    /// The first token of the body: what comes before is the declaration
+    /// (`tok_start` for windows, and for units whose body was not found).
+    pub(super) body_tok: usize,
     pub(super) imports_only: bool,
     pub(super) facts: UnitFacts,
 }
@@ -139,6 +146,15 @@ pub(super) fn walk<'s>(
         } else {
             None
         };
+        // The body of the unit whose declaration was just walked.
+        if let Some(f) = frames.last_mut()
+            && f.unit.is_some()
+            && f.depth + 1 == depth
+            && f.body_tok.is_none()
+            && f.body == Some(node.start_byte())
+        {
+            f.body_tok = Some(tokens.len());
+        }
         let tracked = !skip && (unit.is_some() || is_stmt || flags.contains(KindFlags::BLOCK));
         if tracked {
             frames.push(Frame {
@@ -150,6 +166,8 @@ pub(super) fn walk<'s>(
                 stmt: is_stmt,
                 touching,
                 stmts: Vec::new(),
+                body: unit.and_then(|_| body_start(node, lang)),
+                body_tok: None,
             });
         }
         let siblings = Siblings {
@@ -273,6 +291,7 @@ fn close_frame(
             end_line,
             tok_start: frame.tok_start,
             tok_end,
+            body_tok: frame.body_tok.unwrap_or(frame.tok_start),
             imports_only: false,
             facts,
         });
@@ -300,6 +319,7 @@ fn close_frame(
                 end_line: w[WINDOW - 1].end_line,
                 tok_start: w[0].tok_start,
                 tok_end: w[WINDOW - 1].tok_end,
+                body_tok: w[0].tok_start,
                 imports_only: w.iter().all(|s| s.import),
                 facts: UnitFacts::default(),
             });
