@@ -2,26 +2,21 @@
 //! stored in the table itself, so a lookup is one memory access. Keys with
 //! several units point into a side table of pairs and lists.
 //!
-//! [`Buckets`] (any key: the symbol table) is a hash map. [`KeyBuckets`] (the
-//! fingerprint and LSH tables, whose keys are already uniform 64-bit hashes) is
-//! an open-addressing table of its own: a copy lookup reads 20 to 60 of its
+//! [`KeyBuckets`] (the fingerprint, LSH and symbol tables, whose keys are
+//! uniform 64-bit hashes: a symbol's is its name's) is an open-addressing
+//! table of its own: a copy lookup reads 20 to 60 of its
 //! buckets, random accesses into megabytes, so it announces them all first
 //! ([`KeyBuckets::prefetch`], which a hash map cannot do) and the memory serves
 //! them in parallel. Its slots hold a key and a unit id, 12 bytes, at most
 //! four fifths full: what a unit's size says of a candidate is read from the
 //! index's own array by unit id.
 
-use std::borrow::Borrow;
-use std::hash::Hash;
-
-use rustc_hash::FxHashMap;
-
 /// Marks a table value as an index into the side table instead of a unit id.
 const SPILLED: u32 = 1 << 31;
 /// Marks a side table index as one of its pairs instead of one of its lists.
 const PAIR: u32 = 1 << 30;
 
-/// The side table of both multimaps: the values of keys with several, two in
+/// The side table: the values of keys with several, two in
 /// a pair held in place (most keys with several have two: a list would cost
 /// its header and an allocation of its own), more in a list; emptied places
 /// reused.
@@ -130,98 +125,6 @@ impl<T: Copy> Spill<T> {
         } else {
             self.lists.get(index).map_or(&[], Vec::as_slice)
         }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct Buckets<K> {
-    map: FxHashMap<K, u32>,
-    spill: Spill<u32>,
-}
-
-impl<K> Default for Buckets<K> {
-    fn default() -> Self {
-        Self {
-            map: FxHashMap::default(),
-            spill: Spill::default(),
-        }
-    }
-}
-
-impl<K> Buckets<K> {
-    /// Bytes the table holds, `key_bytes` being what one key owns beyond itself
-    /// (a hash map's slot also costs a control byte).
-    pub fn heap_bytes(&self, key_bytes: impl Fn(&K) -> usize) -> usize {
-        self.map.capacity() * (size_of::<(K, u32)>() + 1)
-            + self.map.keys().map(key_bytes).sum::<usize>()
-            + self.spill.heap_bytes()
-    }
-}
-
-impl<K: Hash + Eq> Buckets<K> {
-    /// Adds `id` (below 2^31) under `key`.
-    pub fn insert(&mut self, key: K, id: u32) {
-        debug_assert!(id < SPILLED, "unit id {id} too large for a bucket");
-        match self.map.get_mut(&key) {
-            None => {
-                self.map.insert(key, id);
-            }
-            Some(value) if *value & SPILLED == 0 => *value = self.spill.open(*value, id),
-            Some(value) => *value = self.spill.push(*value, id),
-        }
-    }
-
-    /// Removes `id` from `key`'s bucket, dropping the key when it empties.
-    pub fn remove<Q>(&mut self, key: &Q, id: u32)
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        let Some(value) = self.map.get_mut(key) else {
-            return;
-        };
-        if *value & SPILLED == 0 {
-            if *value == id {
-                self.map.remove(key);
-            }
-            return;
-        }
-        if let Some(last) = self.spill.remove(*value, |&x| x == id) {
-            *value = last;
-        }
-    }
-
-    /// The ids under `key`.
-    pub fn get<Q>(&self, key: &Q) -> &[u32]
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.map.get(key).map_or(&[], |value| self.ids(value))
-    }
-
-    fn ids<'a>(&'a self, value: &'a u32) -> &'a [u32] {
-        if *value & SPILLED == 0 {
-            std::slice::from_ref(value)
-        } else {
-            self.spill.get(*value)
-        }
-    }
-
-    /// Room for `additional` more keys without growing the table (a full
-    /// build knows its unit count: growing it step by step costs rehashes).
-    pub fn reserve(&mut self, additional: usize) {
-        self.map.reserve(additional);
-    }
-
-    /// Gives back room reserved and not used.
-    pub fn shrink_to_fit(&mut self) {
-        self.map.shrink_to_fit();
-    }
-
-    /// Every key with its ids.
-    pub fn iter(&self) -> impl Iterator<Item = (&K, &[u32])> {
-        self.map.iter().map(|(k, v)| (k, self.ids(v)))
     }
 }
 
@@ -522,34 +425,34 @@ mod tests {
 
     #[test]
     fn insert_get_remove_through_one_and_many() {
-        let mut b: Buckets<u64> = Buckets::default();
+        let mut b = KeyBuckets::default();
         b.insert(7, 1);
-        assert_eq!(b.get(&7), [1]);
+        assert_eq!(b.get(7), [1]);
         b.insert(7, 2);
         b.insert(7, 3);
-        assert_eq!(b.get(&7), [1, 2, 3]);
-        b.remove(&7, 1);
-        let mut ids = b.get(&7).to_vec();
+        assert_eq!(b.get(7), [1, 2, 3]);
+        b.remove(7, 1);
+        let mut ids = b.get(7).to_vec();
         ids.sort_unstable();
         assert_eq!(ids, [2, 3]);
-        b.remove(&7, 3);
-        assert_eq!(b.get(&7), [2]);
+        b.remove(7, 3);
+        assert_eq!(b.get(7), [2]);
         // Two values are a pair, a third makes a list; freed places are reused.
         b.insert(8, 4);
         b.insert(8, 5);
-        assert_eq!(b.get(&8), [4, 5]);
+        assert_eq!(b.get(8), [4, 5]);
         assert_eq!((b.spill.pairs.len(), b.spill.lists.len()), (1, 1));
         b.insert(8, 6);
-        assert_eq!(b.get(&8), [4, 5, 6]);
+        assert_eq!(b.get(8), [4, 5, 6]);
         b.insert(9, 7);
         b.insert(9, 8);
         assert_eq!((b.spill.pairs.len(), b.spill.lists.len()), (1, 1));
-        b.remove(&9, 8);
-        assert_eq!(b.get(&9), [7]);
-        b.remove(&7, 2);
-        assert!(b.get(&7).is_empty());
+        b.remove(9, 8);
+        assert_eq!(b.get(9), [7]);
+        b.remove(7, 2);
+        assert!(b.get(7).is_empty());
         assert_eq!(b.iter().count(), 2);
-        b.remove(&10, 1);
+        b.remove(10, 1);
     }
 
     /// Random inserts and removals over keys whose homes collide (a small
@@ -650,14 +553,5 @@ mod tests {
             }
         }
         agrees(&table, &model);
-    }
-
-    #[test]
-    fn string_keys_are_found_by_str() {
-        let mut b: Buckets<Box<str>> = Buckets::default();
-        b.insert("helper".into(), 3);
-        assert_eq!(b.get("helper"), [3]);
-        b.remove("helper", 3);
-        assert!(b.get("helper").is_empty());
     }
 }

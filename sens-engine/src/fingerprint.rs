@@ -170,14 +170,19 @@ pub fn common_at_least(a: &[u32], b: &[u32], needed: usize) -> Option<usize> {
     (common >= needed).then_some(common)
 }
 
-/// Half the buckets a [`Sketch`] counts shingles in (two 4-bit counts a byte).
-const SKETCH_BYTES: usize = 128;
+/// Half the buckets a [`Sketch`] counts shingles in (two 4-bit counts a byte):
+/// 64 bytes a unit the index holds (docs/performance.md, "What the index keeps
+/// per unit"); 128 ruled out a few more candidates for 64 bytes more a unit
+/// (docs/experiments/scale.md).
+const SKETCH_BYTES: usize = 64;
 
-/// A shingle set's counts per bucket of the shingles' low 8 bits, 4 bits a
-/// count (15: 15 or more): 128 bytes a copy lookup reads before a candidate's
+/// A shingle set's counts per bucket of the shingles' low 7 bits, 4 bits a
+/// count (15: 15 or more): 64 bytes a copy lookup reads before a candidate's
 /// shingles. Two sets share at most the smaller count in every bucket, so
 /// [`Counts::common_at_most`] bounds their overlap from above, exactly.
+/// Aligned so that a lookup reads one cache line per candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, align(64))]
 pub struct Sketch([u8; SKETCH_BYTES]);
 
 /// A sketch's saturated count.
@@ -202,7 +207,7 @@ impl Sketch {
 pub enum Counts {
     /// Every count at most 15 (units of up to some thousand shingles): packed
     /// as a [`Sketch`] is, so the bound is a nibble-wise minimum of two
-    /// 128-byte arrays (a 15 of the candidate bounds nothing, and the minimum
+    /// 64-byte arrays (a 15 of the candidate bounds nothing, and the minimum
     /// with it is this side's count, exactly as it should be).
     Nibbles([u8; SKETCH_BYTES]),
     /// Counts up to 254, even and odd buckets apart so the bound is computed
@@ -242,7 +247,7 @@ impl Counts {
             Self::Nibbles(own) => nibble_minima(own, &sketch.0),
             Self::Bytes { even, odd } => {
                 let open = |c: u8| if c == SKETCH_FULL { u8::MAX } else { c };
-                // Summed in 16-bit lanes (at most 2 x 128 x 254).
+                // Summed in 16-bit lanes (at most 2 x 64 x 254).
                 let total: u16 = sketch
                     .0
                     .iter()
@@ -346,11 +351,11 @@ fn nibble_minima(a: &[u8; SKETCH_BYTES], b: &[u8; SKETCH_BYTES]) -> usize {
         .sum()
 }
 
-/// Shingles per bucket of their low 8 bits, saturating at 255.
+/// Shingles per bucket of their low bits, saturating at 255.
 fn bucket_counts(shingles: &[u32]) -> [u8; 2 * SKETCH_BYTES] {
     let mut counts = [0u8; 2 * SKETCH_BYTES];
     for &s in shingles {
-        let slot = &mut counts[(s & 0xff) as usize];
+        let slot = &mut counts[s as usize % (2 * SKETCH_BYTES)];
         *slot = slot.saturating_add(1);
     }
     counts
@@ -715,8 +720,8 @@ mod tests {
         };
         let (mut tight, mut nibbles) = (0, 0);
         for round in 0..400 {
-            // Low bits drawn from 2^spread buckets: from all 256 down to one.
-            let spread = round % 9;
+            // Low bits drawn from 2^spread buckets: from all 128 down to one.
+            let spread = round % 8;
             let draw = |rnd: &mut dyn FnMut() -> u32, n: u32| -> Vec<u32> {
                 (0..n % 700)
                     .map(|_| (rnd() & !0xff) | (rnd() & ((1 << spread) - 1)))

@@ -13,9 +13,9 @@ use anyhow::Result;
 use rustc_hash::FxHashMap;
 use tree_sitter::Tree;
 
-use crate::buckets::{Buckets, KeyBuckets};
+use crate::buckets::KeyBuckets;
 use crate::config::RuleConfig;
-use crate::fingerprint::{NearRule, Sketch};
+use crate::fingerprint::{NearRule, Sketch, hash_text};
 use crate::lang;
 use crate::units::{self, Fingerprinter, ParsedFile, UnitData, UnitKind};
 
@@ -71,7 +71,10 @@ pub struct Index {
     exact: KeyBuckets,
     renamed: KeyBuckets,
     lsh: KeyBuckets,
-    symbols: Buckets<Box<str>>,
+    /// Functions and class-likes by the hash of their name ([`symbol_key`]):
+    /// a slot of the table instead of a copy of the name and a hash map's
+    /// entry; a lookup keeps the units whose name is the one sought.
+    symbols: KeyBuckets,
     /// Identifier occurrences outside the definitions they name, over all files.
     usages: Usages,
     /// How long one file's parse may take (see [`units::OverBudget`]).
@@ -93,7 +96,7 @@ impl Index {
             exact: KeyBuckets::default(),
             renamed: KeyBuckets::default(),
             lsh: KeyBuckets::default(),
-            symbols: Buckets::default(),
+            symbols: KeyBuckets::default(),
             usages: Usages::default(),
             parse_budget: units::DEFAULT_PARSE_BUDGET,
         })
@@ -190,8 +193,7 @@ impl Index {
                     self.lsh.insert(key, id);
                 }
                 if data.kind != UnitKind::Window {
-                    let name: Box<str> = data.name.as_str().into();
-                    self.symbols.insert(name, id);
+                    self.symbols.insert(symbol_key(&data.name), id);
                 }
             }
             ids.push(id);
@@ -212,6 +214,9 @@ impl Index {
     fn prefetch_slots(&self, data: &UnitData, bands: &[u64]) {
         self.exact.prefetch(data.exact);
         self.renamed.prefetch(data.renamed);
+        if data.kind != UnitKind::Window {
+            self.symbols.prefetch(symbol_key(&data.name));
+        }
         bands.iter().for_each(|&key| self.lsh.prefetch(key));
     }
 
@@ -285,7 +290,7 @@ impl Index {
                 self.lsh.remove(key, id);
             }
             if data.kind != UnitKind::Window {
-                self.symbols.remove(data.name.as_str(), id);
+                self.symbols.remove(symbol_key(&data.name), id);
             }
             self.free.push(id);
         }
@@ -315,9 +320,10 @@ impl Index {
     /// The symbol table: functions and class-likes named `name`.
     pub fn definitions(&self, name: &str) -> impl Iterator<Item = (UnitId, &Unit)> {
         self.symbols
-            .get(name)
+            .get(symbol_key(name))
             .iter()
             .filter_map(|&id| Some((id, self.unit(id)?)))
+            .filter(move |(_, unit)| unit.data.name == name)
     }
 
     /// References to `name` outside its definitions, over the whole project.
@@ -333,6 +339,11 @@ impl Index {
             .map(|&(id, n)| (self.usages.name(id).into(), n))
             .collect()
     }
+}
+
+/// The symbol table's key of a function or class-like named `name`.
+fn symbol_key(name: &str) -> u64 {
+    hash_text(name)
 }
 
 #[cfg(test)]

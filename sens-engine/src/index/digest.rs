@@ -2,6 +2,8 @@
 //! insertion order: what tests compare between an index built at once and one
 //! updated file by file.
 
+use std::collections::BTreeMap;
+
 use super::{Index, UnitId};
 use crate::buckets::KeyBuckets;
 
@@ -52,13 +54,20 @@ impl Index {
             .map(|(k, v)| (k.to_string(), v))
             .collect();
         usages.sort();
-        let mut symbols: Vec<(String, Vec<String>)> = self
-            .symbols
-            .iter()
-            .filter(|(_, ids)| !ids.is_empty())
-            .map(|(k, ids)| (k.to_string(), sorted(ids)))
+        // The table's keys are hashes: its units are told apart by name.
+        let mut by_name: BTreeMap<String, Vec<UnitId>> = BTreeMap::new();
+        for (_, ids) in self.symbols.iter() {
+            for &id in ids {
+                let name = self
+                    .unit(id)
+                    .map_or_else(String::new, |u| u.data.name.clone());
+                by_name.entry(name).or_default().push(id);
+            }
+        }
+        let symbols: Vec<(String, Vec<String>)> = by_name
+            .into_iter()
+            .map(|(name, ids)| (name, sorted(&ids)))
             .collect();
-        symbols.sort();
         IndexDigest {
             units,
             exact: buckets(&self.exact),

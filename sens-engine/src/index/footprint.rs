@@ -57,7 +57,7 @@ impl Index {
             tables: self.exact.heap_bytes()
                 + self.renamed.heap_bytes()
                 + self.lsh.heap_bytes()
-                + self.symbols.heap_bytes(|name| name.len()),
+                + self.symbols.heap_bytes(),
             ..Footprint::default()
         };
         for unit in self.units.iter().flatten() {
