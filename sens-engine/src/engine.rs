@@ -13,7 +13,7 @@ use crate::cache::IndexCache;
 use crate::config::RuleConfig;
 use crate::finding::{Finding, Suggestion};
 use crate::fingerprint::hash_text;
-use crate::index::{Index, Source};
+use crate::index::{Index, Keep, Source};
 use crate::judge::{FileChange, Judge};
 use crate::reuse;
 use crate::rules;
@@ -22,10 +22,18 @@ use crate::tools::{self, ToolError};
 use crate::units::{OverBudget, ParsedFile, UnitData};
 use crate::walk::{self, WalkOptions};
 
-/// Files at least this large keep their syntax tree from the start: re-parsing
-/// them whole would take most of a PreToolUse budget (about 10 MB/s). Smaller
-/// files keep theirs once the engine re-indexes them (files being worked on).
-const KEEP_TREE_BYTES: usize = 12 * 1024;
+/// What the engine keeps of the files it indexes at its start, so that a write
+/// to one fingerprints only the units it touches: the text of files of 12 KiB
+/// and more, and the syntax tree of those of 24 KiB and more, whose whole
+/// parse (about 10 MB/s) would take most of a PreToolUse budget. A tree takes
+/// about 25 bytes a byte of source: on tokio the trees of files from 12 to 24
+/// KiB were 30 of the open engine's 77 MB (docs/experiments/scale.md). Every
+/// file keeps its text and tree once the engine re-indexes it (files being
+/// worked on).
+const KEEP: Keep = Keep {
+    text_from: 12 * 1024,
+    tree_from: 24 * 1024,
+};
 
 /// What a file looked like when the engine last read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,8 +66,8 @@ pub struct Engine {
     index: Index,
     /// Every file the walk offers (indexed or skipped by content), by relative path.
     stamps: FxHashMap<String, Stamp>,
-    /// Text and tree of large files and of files re-indexed since the start, so
-    /// a write to them re-parses only what it changes.
+    /// Text (and tree) of large files and of files re-indexed since the start,
+    /// so a write to them fingerprints (and re-parses) only what it changes.
     sources: FxHashMap<String, Source>,
     /// Every prompt of the session: functions they name are not orphans.
     prompts: String,
@@ -86,13 +94,8 @@ impl Engine {
                 root.display()
             )
         })?;
-        let (index, _, sources) = Index::build_with_sources(
-            &root,
-            cfg,
-            WalkOptions::default(),
-            Some(KEEP_TREE_BYTES),
-            cache,
-        )?;
+        let (index, _, sources) =
+            Index::build_with_sources(&root, cfg, WalkOptions::default(), Some(KEEP), cache)?;
         // What the agent changes is judged at any size: a large file must not
         // pass unjudged, and the parse budget bounds its cost.
         let opts = WalkOptions {
@@ -185,7 +188,7 @@ impl Engine {
                 let source = Source {
                     path,
                     text: text.to_string(),
-                    tree,
+                    tree: Some(tree),
                 };
                 self.sources.insert(rel.to_string(), source);
             }
@@ -242,7 +245,7 @@ pub(crate) fn write_findings(
         return Ok(Vec::new());
     }
     let parsed = match old {
-        Some(old) => index.parse_edit(rel, &old.text, &old.tree, content),
+        Some(old) => index.parse_edit(rel, &old.text, old.tree.as_ref(), content),
         None => index.parse(rel, content),
     };
     let after = match parsed {

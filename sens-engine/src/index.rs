@@ -25,7 +25,7 @@ mod digest;
 mod footprint;
 mod usages;
 
-pub use build::{BuildReport, Phases, Source};
+pub use build::{BuildReport, Keep, Phases, Source};
 use copies::Candidate;
 pub use copies::{CopyKind, CopyMatch, Prefilter};
 pub use digest::IndexDigest;
@@ -130,20 +130,24 @@ impl Index {
         Ok(Some((parsed, tree)))
     }
 
-    /// The units of `path` changed by an edit from `old` (parsed as `old_tree`)
-    /// to `new`: only units touching the edited bytes, re-parsed incrementally.
+    /// The units of `path` changed by an edit from `old` to `new`: only units
+    /// touching the edited bytes, re-parsed incrementally from `old_tree` (the
+    /// parse of `old`) when there is one, else parsed whole.
     pub fn parse_edit(
         &self,
         path: &str,
         old: &str,
-        old_tree: &Tree,
+        old_tree: Option<&Tree>,
         new: &str,
     ) -> Result<Option<ParsedFile>> {
         let Some(lang) = lang::for_path(path) else {
             return Ok(None);
         };
-        let (tree, changed) = units::reparse(lang, old, old_tree, new, self.parse_budget)
-            .map_err(|e| e.context(format!("cannot parse {path}")))?;
+        let (tree, changed) = match old_tree {
+            Some(old_tree) => units::reparse(lang, old, old_tree, new, self.parse_budget),
+            None => units::parse_changed(lang, old, new, self.parse_budget),
+        }
+        .map_err(|e| e.context(format!("cannot parse {path}")))?;
         Ok(Some(units::extract(
             lang,
             new,

@@ -23,7 +23,9 @@ pub use facts::UnitFacts;
 pub(crate) use facts::trait_name;
 use fingerprints::finish;
 pub use fingerprints::{Fingerprinter, LEAVE_OUT_BANDS, LEAVE_OUT_MAX, LEAVE_OUT_MIN};
-pub use parse::{DEFAULT_PARSE_BUDGET, OverBudget, changed_range, parse_tree, reparse};
+pub use parse::{
+    DEFAULT_PARSE_BUDGET, OverBudget, changed_range, parse_changed, parse_tree, reparse,
+};
 pub use spans::{Spans, spans};
 pub use walk::WINDOW;
 use walk::walk;

@@ -117,9 +117,12 @@ fn an_incremental_reparse_finds_the_same_changed_units_as_a_full_parse() {
         let (old_parsed, old_tree) = index.parse_with_tree(&path, &old).unwrap().unwrap();
         let full = index.parse(&path, &new).unwrap().unwrap();
         let focused = index
-            .parse_edit(&path, &old, &old_tree, &new)
+            .parse_edit(&path, &old, Some(&old_tree), &new)
             .unwrap()
             .unwrap();
+        // Without the old tree (not kept): parsed whole, the same units.
+        let without_tree = index.parse_edit(&path, &old, None, &new).unwrap();
+        assert_eq!(without_tree.as_ref(), Some(&focused), "{ext}");
         let old_prints: Vec<u64> = old_parsed.units.iter().map(|u| u.renamed).collect();
         let added: Vec<_> = full
             .units

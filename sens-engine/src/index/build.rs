@@ -66,15 +66,16 @@ impl Index {
         Ok((index, report))
     }
 
-    /// [`Index::build`], also returning the text and syntax tree of every indexed
-    /// file of at least `keep_from` bytes (so later edits re-parse incrementally).
+    /// [`Index::build`], also returning the text (and syntax tree) of every
+    /// indexed file as large as `keep` says (so that later edits fingerprint
+    /// only what they touch, and re-parse only it where the tree is kept).
     /// With a `cache`, a file whose parse it holds is not parsed again (unless
     /// its tree is to be kept), and every other file's parse is stored in it.
     pub fn build_with_sources(
         root: &Path,
         cfg: RuleConfig,
         opts: WalkOptions,
-        keep_from: Option<usize>,
+        keep: Option<Keep>,
         cache: Option<&IndexCache>,
     ) -> Result<(Self, BuildReport, Vec<Source>)> {
         let start = Instant::now();
@@ -99,7 +100,7 @@ impl Index {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(c) = candidates.get(i) else { break };
-                    let outcome = file_outcome(c, &fp, budget, keep_from, cache);
+                    let outcome = file_outcome(c, &fp, budget, keep, cache);
                     if sender.send((i, outcome)).is_err() {
                         // The inserter stopped at an error: nothing more is needed.
                         break;
@@ -219,7 +220,7 @@ fn file_outcome(
     c: &walk::Candidate,
     fp: &Fingerprinter,
     budget: Duration,
-    keep_from: Option<usize>,
+    keep: Option<Keep>,
     cache: Option<&IndexCache>,
 ) -> Result<FileOutcome> {
     let path: Arc<str> = Arc::from(c.rel.as_str());
@@ -248,14 +249,15 @@ fn file_outcome(
         tree = Some((parsed_tree, took));
         Ok(parsed)
     };
-    let keep = keep_from.is_some_and(|min| text.len() >= min);
+    let keep_text = keep.is_some_and(|k| text.len() >= k.text_from);
+    let keep_tree = keep_text && keep.is_some_and(|k| text.len() >= k.tree_from);
     let parsed = match cache {
         Some(cache) => cache.parsed(c.lang, &text, fresh),
         None => fresh(),
     }
     .and_then(|parsed| {
-        // A kept file needs its tree even when the cache had its units.
-        if keep && tree.is_none() {
+        // A kept tree is parsed even when the cache had the file's units.
+        if keep_tree && tree.is_none() {
             tree = Some(parse_tree()?);
         }
         Ok(parsed)
@@ -275,10 +277,10 @@ fn file_outcome(
     let parse_time = tree.as_ref().map_or(Duration::ZERO, |(_, took)| *took);
     let times = [t1 - t0, parse_time, t1.elapsed().saturating_sub(parse_time)];
     Ok(FileOutcome {
-        source: tree.filter(|_| keep).map(|(tree, _)| Source {
+        source: keep_text.then(|| Source {
             path: Arc::clone(&path),
             text,
-            tree,
+            tree: tree.filter(|_| keep_tree).map(|(tree, _)| tree),
         }),
         path,
         parsed: Ok(parsed),
@@ -286,9 +288,18 @@ fn file_outcome(
     })
 }
 
-/// A file's text and its syntax tree.
+/// A file's text and, where kept, its syntax tree.
 pub struct Source {
     pub path: Arc<str>,
     pub text: String,
-    pub tree: Tree,
+    pub tree: Option<Tree>,
+}
+
+/// What a build keeps of the files it indexes (see [`Source`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Keep {
+    /// The text of every file of at least this many bytes.
+    pub text_from: usize,
+    /// Its syntax tree too, from this many bytes on.
+    pub tree_from: usize,
 }

@@ -102,6 +102,21 @@ pub fn reparse(
     Ok((tree, changed))
 }
 
+/// [`reparse`] without the old tree: parses `new` whole and returns the same
+/// range, so that extraction still fingerprints only the units the edit
+/// touched (a file whose tree is not kept costs a parse, not an extraction).
+pub fn parse_changed(
+    lang: &Lang,
+    old: &str,
+    new: &str,
+    budget: Duration,
+) -> anyhow::Result<(Tree, Range<usize>)> {
+    let new = lang.prepare(new);
+    let changed = changed_range(&lang.prepare(old), &new);
+    let tree = parse_with(lang, &new, None, budget)?;
+    Ok((tree, changed))
+}
+
 /// The byte range of `new` between the longest common prefix and suffix of the
 /// two texts, on character boundaries.
 pub fn changed_range(old: &str, new: &str) -> Range<usize> {
