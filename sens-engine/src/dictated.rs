@@ -208,7 +208,7 @@ fn declares(unit: &UnitData) -> bool {
             unit.signature.trim().is_empty() || keyword.is_some_and(|k| CONTAINERS.contains(&k))
         }
         UnitKind::Class => keyword.is_some_and(|k| DATA.contains(&k)),
-        UnitKind::Function => false,
+        UnitKind::Function | UnitKind::Module => false,
     }
 }
 

@@ -185,18 +185,22 @@ impl Index {
             }
             // Not kept: a lookup or removal recomputes them (`band_keys`).
             let bands = std::mem::take(&mut data.bands);
+            if data.kind == UnitKind::Module {
+                // Named by where it stands: the cache keys a parse by content.
+                data.name = path.to_string();
+            }
             let id = self.alloc(Unit {
                 file: Arc::clone(&path),
                 data,
             });
             let unit = self.units[id as usize].as_ref().map(|u| &u.data);
-            if let Some(data) = unit {
+            if let Some(data) = unit.filter(|d| d.kind.has_fingerprints()) {
                 self.exact.insert(data.exact, id);
                 self.renamed.insert(data.renamed, id);
                 for &key in bands.iter() {
                     self.lsh.insert(key, id);
                 }
-                if data.kind != UnitKind::Window {
+                if data.kind.is_symbol() {
                     self.symbols.insert(symbol_key(&data.name), id);
                 }
             }
@@ -218,7 +222,7 @@ impl Index {
     fn prefetch_slots(&self, data: &UnitData, bands: &[u64]) {
         self.exact.prefetch(data.exact);
         self.renamed.prefetch(data.renamed);
-        if data.kind != UnitKind::Window {
+        if data.kind.is_symbol() {
             self.symbols.prefetch(symbol_key(&data.name));
         }
         bands.iter().for_each(|&key| self.lsh.prefetch(key));
@@ -288,12 +292,16 @@ impl Index {
                 continue;
             };
             let data = &unit.data;
+            if !data.kind.has_fingerprints() {
+                self.free.push(id);
+                continue;
+            }
             self.exact.remove(data.exact, id);
             self.renamed.remove(data.renamed, id);
             for &key in self.band_keys(data).iter() {
                 self.lsh.remove(key, id);
             }
-            if data.kind != UnitKind::Window {
+            if data.kind.is_symbol() {
                 self.symbols.remove(symbol_key(&data.name), id);
             }
             self.free.push(id);

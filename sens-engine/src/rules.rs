@@ -15,7 +15,7 @@ pub fn added_units<'a>(before: &[&UnitData], after: &'a ParsedFile) -> Vec<&'a U
     after
         .units
         .iter()
-        .filter(|u| !old.contains(&u.renamed))
+        .filter(|u| u.kind.has_fingerprints() && !old.contains(&u.renamed))
         .collect()
 }
 

@@ -330,7 +330,7 @@ pub fn find_symbol(index: &Index, part: &str) -> Result<Definitions, ToolError> 
     let mut found: Vec<(Rank, &Unit)> = index
         .units()
         .map(|(_, u)| u)
-        .filter(|u| u.data.kind != UnitKind::Window && !u.data.name.starts_with('<'))
+        .filter(|u| u.data.kind.is_symbol() && !u.data.name.starts_with('<'))
         .filter_map(|u| {
             let name = fold(&u.data.name);
             let closeness = if u.data.name == part {

@@ -7,6 +7,7 @@
 
 mod facts;
 mod fingerprints;
+mod module;
 mod names;
 mod parse;
 mod path;
@@ -23,6 +24,7 @@ pub use facts::UnitFacts;
 pub(crate) use facts::trait_name;
 use fingerprints::finish;
 pub use fingerprints::{Fingerprinter, LEAVE_OUT_BANDS, LEAVE_OUT_MAX, LEAVE_OUT_MIN};
+pub use module::foreign_exports;
 pub use parse::{
     DEFAULT_PARSE_BUDGET, OverBudget, changed_range, parse_changed, parse_tree, reparse,
 };
@@ -38,6 +40,22 @@ pub enum UnitKind {
     Function,
     Class,
     Window,
+    /// A file's own doc and the names it re-exports: a suggestion item, never
+    /// fingerprinted (see [`module`]).
+    Module,
+}
+
+impl UnitKind {
+    /// Fingerprinted, so a copy can be found of it: every kind but a module.
+    pub fn has_fingerprints(self) -> bool {
+        self != UnitKind::Module
+    }
+
+    /// A named symbol of the code (a function or a class): what a name
+    /// defines, what a caller calls.
+    pub fn is_symbol(self) -> bool {
+        matches!(self, UnitKind::Function | UnitKind::Class)
+    }
 }
 
 /// A unit with its fingerprints, independent of any index.
@@ -124,9 +142,11 @@ pub fn parse_file(lang: &Lang, source: &str, fp: &Fingerprinter) -> anyhow::Resu
     Ok(extract(lang, source, &tree, fp, None))
 }
 
-/// Walks the tree once: tokens, units, windows and identifier counts. With a
-/// `focus` byte range, only units touching it are kept (the others are known
-/// unchanged) and the identifier counts cover the whole file as always.
+/// Walks the tree once: tokens, units, windows and identifier counts, and the
+/// file's module item first. With a `focus` byte range, only units touching it
+/// are kept (the others are known unchanged; the module item is only ever
+/// suggested, so a focused extraction, which feeds the rules, has none) and
+/// the identifier counts cover the whole file as always.
 pub fn extract(
     lang: &Lang,
     source: &str,
@@ -135,7 +155,13 @@ pub fn extract(
     focus: Option<Range<usize>>,
 ) -> ParsedFile {
     let walked = walk(lang, source, tree, focus.as_ref());
-    finish(lang, walked, tree.root_node().has_error(), fp)
+    let mut parsed = finish(lang, walked, tree.root_node().has_error(), fp);
+    if focus.is_none()
+        && let Some(item) = module::module_item(lang, source, tree)
+    {
+        parsed.units.insert(0, item);
+    }
+    parsed
 }
 
 #[cfg(test)]

@@ -282,6 +282,7 @@ fn index_table(r: &BuildReport) -> String {
     row("  functions", r.functions.to_string());
     row("  classes", r.classes.to_string());
     row("  windows", r.windows.to_string());
+    row("modules", r.modules.to_string());
     row("parse errors", r.parse_errors.to_string());
     for (lang, n) in &r.languages {
         row(&format!("  {lang}"), format!("{n} files"));

@@ -35,7 +35,6 @@ use sens_engine::Engine;
 use sens_engine::cache::IndexCache;
 use sens_engine::config::RuleConfig;
 use sens_engine::suggest::{self, Ranking, Steps};
-use sens_engine::units::UnitKind;
 use serde::{Deserialize, Serialize};
 
 use crate::workspace::Workspace;
@@ -380,7 +379,7 @@ pub fn run(cases_path: &Path, json: bool, cold: bool, steps: Steps) -> Result<Ex
             symbols: engine
                 .index()
                 .units()
-                .filter(|(_, u)| u.data.kind != UnitKind::Window)
+                .filter(|(_, u)| u.data.kind.is_symbol())
                 .count(),
             ms_p50: times[times.len() / 2],
             samples: times.len(),

@@ -46,6 +46,8 @@ pub struct BuildReport {
     pub functions: usize,
     pub classes: usize,
     pub windows: usize,
+    /// Files with a module item (a doc or re-exports): not counted as units.
+    pub modules: usize,
     /// Language name -> files indexed.
     pub languages: BTreeMap<&'static str, usize>,
     /// Files whose tree holds errors (indexed anyway).
@@ -183,11 +185,12 @@ impl Index {
             report.parse_errors += usize::from(entry.parse_errors);
         }
         for (_, unit) in self.units() {
-            report.units += 1;
+            report.units += usize::from(unit.data.kind.has_fingerprints());
             match unit.data.kind {
                 UnitKind::Function => report.functions += 1,
                 UnitKind::Class => report.classes += 1,
                 UnitKind::Window => report.windows += 1,
+                UnitKind::Module => report.modules += 1,
             }
         }
     }

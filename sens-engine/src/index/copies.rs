@@ -57,6 +57,10 @@ impl Index {
         skip: impl Fn(UnitId, &Unit) -> bool,
         prefilter: Prefilter,
     ) -> Vec<CopyMatch> {
+        // A module item has no fingerprint: it copies nothing.
+        if !data.kind.has_fingerprints() {
+            return Vec::new();
+        }
         SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
             Ok(mut scratch) => self.lookup(data, &skip, prefilter, &mut scratch),
             // A lookup from inside `skip`: its own buffers.
@@ -271,7 +275,10 @@ mod tests {
     ) -> Vec<CopyMatch> {
         let mut found = Vec::new();
         let mut ids: Vec<(UnitId, CopyKind)> = Vec::new();
-        for (id, unit) in index.units() {
+        let fingerprinted = index
+            .units()
+            .filter(|(_, u)| u.data.kind.has_fingerprints() && data.kind.has_fingerprints());
+        for (id, unit) in fingerprinted {
             if unit.data.exact == data.exact {
                 ids.push((id, CopyKind::Exact));
             } else if unit.data.renamed == data.renamed {

@@ -20,7 +20,7 @@ pub fn added(path: &str, before: Option<&ParsedFile>, after: ParsedFile) -> Vec<
     let defined: FxHashSet<&str> = before
         .iter()
         .flat_map(|p| &p.units)
-        .filter(|u| u.kind != UnitKind::Window)
+        .filter(|u| u.kind.is_symbol())
         .map(|u| u.name.as_str())
         .collect();
     let functions: Vec<(u32, u32)> = after

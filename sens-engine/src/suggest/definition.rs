@@ -56,12 +56,31 @@ impl<'p> Named<'p> {
         if !self.names.contains(&name) {
             return 0.0;
         }
-        let base = if self.whole { WHOLE } else { EMBEDDED };
         if named_after(file, name) {
-            base * HOME
+            self.base() * HOME
         } else {
-            base
+            self.base()
         }
+    }
+
+    /// What a module re-exporting `exports` from its dependencies adds: a name
+    /// the prompt asks for that no symbol of the project defines
+    /// (`FromRequest`, defined by a dependency and `pub use`d by
+    /// `extract/mod.rs`) is found where the project exports it.
+    pub fn lift_export<'e>(
+        &self,
+        mut exports: impl Iterator<Item = &'e str>,
+        defined: impl Fn(&str) -> bool,
+    ) -> f64 {
+        if exports.any(|e| self.names.contains(&e) && !defined(e)) {
+            self.base()
+        } else {
+            0.0
+        }
+    }
+
+    fn base(&self) -> f64 {
+        if self.whole { WHOLE } else { EMBEDDED }
     }
 }
 

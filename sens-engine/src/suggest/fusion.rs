@@ -12,6 +12,7 @@ use super::definition::Named;
 use super::files::{COHERENCE_POOL, FileWords, coherence};
 use super::{Ranked, blended, score_order, suggestion};
 use crate::index::{Index, Unit};
+use crate::units::{UnitKind, foreign_exports};
 
 /// Reciprocal rank fusion's constant: how flat the reward for rank is.
 const RRF_K: f64 = 60.0;
@@ -144,7 +145,7 @@ pub(super) fn rank(
     }
     let named = Named::of(prompt);
     if steps.definition {
-        add_namesakes(&mut entries, candidates, cos, &named);
+        add_namesakes(&mut entries, index, candidates, cos, &named);
     }
     if steps.fusion {
         fuse(&mut entries);
@@ -155,7 +156,9 @@ pub(super) fn rank(
     for (i, e) in entries.iter_mut().enumerate() {
         let mut lift = 0.0;
         if steps.definition {
-            lift += named.lift(e.name, e.file);
+            lift += candidates
+                .get(e.unit)
+                .map_or_else(|| named.lift(e.name, e.file), |u| defines(index, &named, u));
         }
         if steps.file_name && !named.whole() && i < NAME_POOL {
             lift += file_words.lift(e.file);
@@ -206,6 +209,7 @@ pub(super) fn rank(
 /// meant is for the ranking to say.
 fn add_namesakes<'a>(
     entries: &mut Vec<Entry<'a>>,
+    index: &Index,
     candidates: &[&'a Unit],
     cos: &[f64],
     named: &Named,
@@ -214,7 +218,7 @@ fn add_namesakes<'a>(
         entries.iter().map(|e| (e.file, e.line)).collect();
     for (i, u) in candidates.iter().enumerate() {
         let (file, line): (&str, usize) = (&u.file, u.data.start_line as usize);
-        if named.lift(&u.data.name, file) > 0.0 && !held.contains(&(file, line)) {
+        if defines(index, named, u) > 0.0 && !held.contains(&(file, line)) {
             entries.push(Entry {
                 name: &u.data.name,
                 file,
@@ -225,6 +229,18 @@ fn add_namesakes<'a>(
                 score: blended(0.0, Some(cos[i])),
             });
         }
+    }
+}
+
+/// The definition lift of `unit`: for naming what the prompt asks for, or for
+/// a module, for re-exporting it from a dependency when the project defines
+/// it nowhere.
+pub(super) fn defines(index: &Index, named: &Named, unit: &Unit) -> f64 {
+    if unit.data.kind == UnitKind::Module {
+        let exports = foreign_exports(&unit.data.signature);
+        named.lift_export(exports, |name| index.definitions(name).next().is_some())
+    } else {
+        named.lift(&unit.data.name, &unit.file)
     }
 }
 
@@ -375,6 +391,38 @@ mod tests {
         );
         assert_ne!(without[0], "TokenCache", "{without:?}");
         assert_eq!(with[0], "TokenCache", "{with:?}");
+    }
+
+    #[test]
+    fn a_module_re_exporting_a_dependencys_symbol_the_prompt_names_comes_first() {
+        let body = "/// Runs the extractor on the request parts.\npub fn from_request_parts(req: u8) -> u8 {\n    req\n}\n";
+        let files = |reexport: &'static str| {
+            [
+                ("src/extract/mod.rs", reexport),
+                ("src/extract/parts.rs", body),
+            ]
+        };
+        let steps = Steps {
+            definition: true,
+            ..NONE
+        };
+        let cos = [("from_request_parts", 0.4)];
+        // Re-exported from a dependency, defined nowhere in the project: found
+        // where the project exports it.
+        let (_d, engine) = project(&files(
+            "//! Extractors.\npub use axum_core::extract::{FromRequest, FromRequestParts};\n",
+        ));
+        let with = order(&engine, "FromRequest", &cos, steps);
+        assert_eq!(with[0], "src/extract/mod.rs", "{with:?}");
+        let without = order(&engine, "FromRequest", &cos, NONE);
+        assert_eq!(without[0], "from_request_parts", "{without:?}");
+        // Re-exported from the project's own module: its definition is the
+        // project's, so the module gets no lift.
+        let (_d, engine) = project(&files(
+            "//! Extractors.\npub use crate::core::{FromRequest, FromRequestParts};\n",
+        ));
+        let own = order(&engine, "FromRequest", &cos, steps);
+        assert_eq!(own[0], "from_request_parts", "{own:?}");
     }
 
     #[test]

@@ -32,7 +32,10 @@
 //! files, `#[cfg(test)]` modules, test functions by name or attribute),
 //! benchmarks, functions local to another function, vendored code (the walk
 //! skips it) and built copies (`dist/`, `build/`) of a project whose source
-//! declares a candidate.
+//! declares a candidate. A file's module item (its own doc and what it
+//! re-exports, named by its path) ranks with the symbols; it never vouches
+//! for a list, and the list a prompt is shown holds one only when the prompt
+//! names a symbol it re-exports from a dependency.
 
 mod definition;
 mod files;
@@ -223,34 +226,60 @@ pub fn rank_deep(
     items.sort_by(best_first);
     let mut seen = rustc_hash::FxHashSet::default();
     items.retain(|r| seen.insert(r.suggestion.name.clone()));
-    let best = items.first().map_or(0.0, |r| r.suggestion.score);
-    let floor = if depth > MAX_SUGGESTIONS {
-        0.0
-    } else {
-        RELATIVE_FLOOR * best
-    };
+    // A module's doc and exported names match many requests loosely: it ranks
+    // with the symbols, but neither vouches for the list nor, in the list a
+    // prompt is shown, takes a symbol's place unless the prompt names what it
+    // re-exports (docs/suggestions.md, "Modules").
+    let modules: FxHashMap<&str, &Unit> = candidates
+        .iter()
+        .filter(|u| !u.data.kind.is_symbol())
+        .map(|u| (u.data.name.as_str(), *u))
+        .collect();
+    let is_module = |r: &Ranked| modules.contains_key(r.suggestion.name.as_str());
+    let listed = depth <= MAX_SUGGESTIONS;
+    let reach = if listed { depth + modules.len() } else { depth };
+    let best = items
+        .iter()
+        .find(|r| !is_module(r))
+        .map_or(0.0, |r| r.suggestion.score);
+    let floor = if listed { RELATIVE_FLOOR * best } else { 0.0 };
     let lexical: Vec<Ranked> = items
         .iter()
         .filter(|r| r.suggestion.score >= floor)
-        .take(depth)
+        .take(reach)
         .cloned()
         .collect();
     let confidence = lexical
         .iter()
+        .filter(|r| !is_module(r))
         .take(MAX_SUGGESTIONS)
         .filter(|r| r.suggestion.score >= RELATIVE_FLOOR * best)
         .filter(|r| telling(r))
         .map(|r| r.coverage)
         .fold(0.0, f64::max);
-    let (items, model) = match cosines {
+    let (mut items, model) = match cosines {
         Some((vouch, cos)) => {
-            let best_cosine = cos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let best_cosine = cos
+                .iter()
+                .zip(&candidates)
+                .filter(|(_, u)| u.data.kind.is_symbol())
+                .map(|(&c, _)| c)
+                .fold(f64::NEG_INFINITY, f64::max);
             let score = ModelScore { best_cosine, vouch };
-            let ranked = fusion::rank(index, items, &candidates, &cos, prompt, depth, steps);
+            let ranked = fusion::rank(index, items, &candidates, &cos, prompt, reach, steps);
             (ranked, Some(score))
         }
         None => (lexical, None),
     };
+    if listed {
+        let named = definition::Named::of(prompt);
+        items.retain(|r| {
+            modules
+                .get(r.suggestion.name.as_str())
+                .is_none_or(|u| steps.definition && fusion::defines(index, &named, u) > 0.0)
+        });
+        items.truncate(depth);
+    }
     let mut ranking = Ranking {
         words,
         confidence,
