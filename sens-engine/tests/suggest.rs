@@ -7,6 +7,7 @@ use std::fs;
 use sens_engine::Engine;
 use sens_engine::config::RuleConfig;
 use sens_engine::judge::Judge;
+use sens_engine::suggest::Steps;
 
 /// A small ledger project in three languages, with distractors, tests and closures.
 fn ledger() -> (tempfile::TempDir, Engine) {
@@ -283,4 +284,26 @@ fn a_python_protocol_method_is_not_suggested_but_its_class_is() {
         .map(|r| r.suggestion.name.as_str())
         .collect();
     assert_eq!(names, ["Version"]);
+}
+
+#[test]
+fn a_module_ranks_but_the_list_a_prompt_is_shown_keeps_its_place_for_a_symbol() {
+    let (dir, _) = ledger();
+    fs::write(
+        dir.path().join("ledger/__init__.py"),
+        "\"\"\"Text helpers: accents and capitals folded away, so that searches for cafe find Café.\"\"\"\nfrom .text import fold\n",
+    )
+    .unwrap();
+    let engine = Engine::open(dir.path(), RuleConfig::default()).unwrap();
+    let prompt = "Searching for 'cafe' must also find the expense described as 'Café': ignore accents and capitals";
+    let ranked: Vec<String> =
+        sens_engine::suggest::rank_deep(engine.index(), prompt, None, 50, Steps::SHIPPED)
+            .items
+            .into_iter()
+            .map(|r| r.suggestion.name)
+            .collect();
+    assert!(ranked.contains(&"ledger/__init__.py".to_string()), "{ranked:?}");
+    let listed = names(&engine, prompt);
+    assert_eq!(listed.first().map(String::as_str), Some("fold"), "{listed:?}");
+    assert!(!listed.iter().any(|n| n.ends_with(".py")), "{listed:?}");
 }

@@ -399,9 +399,17 @@ fn score(
             Hits { counts, lengths }
         })
         .collect();
-    let n = candidates.len().max(1) as f64;
+    // The words' rarity and the fields' mean lengths are the symbols': a
+    // module item is scored against them and leaves them as they are.
+    let symbols: Vec<&Hits> = hits
+        .iter()
+        .zip(candidates)
+        .filter(|(_, u)| u.data.kind.is_symbol())
+        .map(|(h, _)| h)
+        .collect();
+    let n = symbols.len().max(1) as f64;
     let mut avg = [0.0; 5];
-    for h in &hits {
+    for h in &symbols {
         for (a, l) in avg.iter_mut().zip(h.lengths) {
             *a += l / n;
         }
@@ -428,7 +436,7 @@ fn score(
     };
     let idf: Vec<f64> = (0..hashes.len())
         .map(|t| {
-            let df = hits
+            let df = symbols
                 .iter()
                 .filter(|h| h.counts[t].iter().any(|&c| c > 0))
                 .count() as f64;
