@@ -302,8 +302,15 @@ fn a_module_ranks_but_the_list_a_prompt_is_shown_keeps_its_place_for_a_symbol() 
             .into_iter()
             .map(|r| r.suggestion.name)
             .collect();
-    assert!(ranked.contains(&"ledger/__init__.py".to_string()), "{ranked:?}");
+    assert!(
+        ranked.contains(&"ledger/__init__.py".to_string()),
+        "{ranked:?}"
+    );
     let listed = names(&engine, prompt);
-    assert_eq!(listed.first().map(String::as_str), Some("fold"), "{listed:?}");
+    assert_eq!(
+        listed.first().map(String::as_str),
+        Some("fold"),
+        "{listed:?}"
+    );
     assert!(!listed.iter().any(|n| n.ends_with(".py")), "{listed:?}");
 }
