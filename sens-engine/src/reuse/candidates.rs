@@ -2,8 +2,8 @@
 //! the new unit's code (its name, signature, doc, calls and literals) ranked as a
 //! prompt's words are against each candidate's fields, and the model's vector of
 //! the new unit's own text (name and doc, or signature) against each candidate's,
-//! which is made the same way. Candidates are the suggestions' (no tests,
-//! benchmarks, callbacks), less the new unit's own file.
+//! which is made the same way. Candidates are the suggestions' symbols (no
+//! tests, benchmarks, callbacks, module items), less the new unit's own file.
 
 use serde::Serialize;
 
@@ -32,7 +32,7 @@ pub struct Candidate {
 pub fn candidates(index: &Index, unit: &Unit, code: &str) -> Vec<Candidate> {
     let pool: Vec<&Unit> = suggest::candidates(index)
         .into_iter()
-        .filter(|u| u.file != unit.file)
+        .filter(|u| u.file != unit.file && u.data.kind.is_symbol())
         .collect();
     let model = model::shared().filter(|m| pool.iter().all(|u| m.cached(u).is_some()));
     let (lexical, twins) = rayon::join(
