@@ -292,14 +292,12 @@ impl Index {
                 continue;
             };
             let data = &unit.data;
-            if !data.kind.has_fingerprints() {
-                self.free.push(id);
-                continue;
-            }
-            self.exact.remove(data.exact, id);
-            self.renamed.remove(data.renamed, id);
-            for &key in self.band_keys(data).iter() {
-                self.lsh.remove(key, id);
+            if data.kind.has_fingerprints() {
+                self.exact.remove(data.exact, id);
+                self.renamed.remove(data.renamed, id);
+                for &key in self.band_keys(data).iter() {
+                    self.lsh.remove(key, id);
+                }
             }
             if data.kind.is_symbol() {
                 self.symbols.remove(symbol_key(&data.name), id);

@@ -275,9 +275,12 @@ mod tests {
     ) -> Vec<CopyMatch> {
         let mut found = Vec::new();
         let mut ids: Vec<(UnitId, CopyKind)> = Vec::new();
+        if !data.kind.has_fingerprints() {
+            return found;
+        }
         let fingerprinted = index
             .units()
-            .filter(|(_, u)| u.data.kind.has_fingerprints() && data.kind.has_fingerprints());
+            .filter(|(_, u)| u.data.kind.has_fingerprints());
         for (id, unit) in fingerprinted {
             if unit.data.exact == data.exact {
                 ids.push((id, CopyKind::Exact));
